@@ -1,0 +1,171 @@
+"""Durable file primitives, routed through one replaceable `ops` object.
+
+Every write, fsync, rename and unlink the engine performs goes through `fs.ops`, so that tests can swap in
+`engine.testing.faultfs.FaultOps` and simulate power loss (drop unsynced data, forget renames that no
+directory fsync covered) or inject ENOSPC/EIO. Directory fsyncs are explicit at every call site that needs
+one: `atomic_write` does them, nothing relies on an implicit one (see REFERENCES A1).
+
+Failpoints: `failpoint(name)` marks an instant where a crash is interesting. `MEMCTL_FAILPOINT=name:hit`
+(or `arm()` in-process) makes the hit-th pass through that point kill the process with SIGKILL, or run a
+callable given to `arm()`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from engine.format import TEMP_SUFFIX
+
+
+class FileOps:
+    """The real filesystem. Paths are str; file handles are OS file descriptors."""
+
+    def open_new(self, path: str) -> int:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+
+    def open_append(self, path: str) -> int:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+
+    def write(self, fd: int, data) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+
+    def fsync(self, fd: int) -> None:
+        # fdatasync also persists a grown file size; it skips only timestamps, which nothing reads.
+        os.fdatasync(fd)
+
+    def close(self, fd: int) -> None:
+        os.close(fd)
+
+    def rename(self, source: str, target: str) -> None:
+        os.replace(source, target)
+
+    def unlink(self, path: str) -> None:
+        os.unlink(path)
+
+    def truncate(self, path: str, size: int) -> None:
+        os.truncate(path, size)
+
+    def mkdir(self, path: str) -> None:
+        os.mkdir(path)
+
+    def fsync_dir(self, path: str) -> None:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+ops: FileOps = FileOps()
+
+
+def set_ops(new_ops: FileOps) -> FileOps:
+    """Install another implementation (tests); returns the previous one so it can be restored."""
+    global ops
+    previous, ops = ops, new_ops
+    return previous
+
+
+# --- failpoints -----------------------------------------------------------------------------------------
+
+_armed: dict[str, tuple[int, object]] = {}
+_hits: dict[str, int] = {}
+_environment_read = False
+
+
+def _read_environment() -> None:
+    global _environment_read
+    _environment_read = True
+    spec = os.environ.get("MEMCTL_FAILPOINT", "")
+    for item in filter(None, spec.split(",")):
+        name, _, hit = item.partition(":")
+        _armed[name] = (int(hit or 1), "kill")
+
+
+def arm(name: str, hit: int = 1, action="kill") -> None:
+    """Make the hit-th pass through `name` run `action` ("kill" = SIGKILL self, or a callable)."""
+    if not _environment_read:
+        _read_environment()
+    _armed[name] = (hit, action)
+    _hits[name] = 0
+
+
+def disarm_all() -> None:
+    _armed.clear()
+    _hits.clear()
+
+
+def failpoint(name: str) -> None:
+    if not _environment_read:
+        _read_environment()
+    if not _armed:
+        return
+    armed = _armed.get(name)
+    if armed is None:
+        return
+    count = _hits.get(name, 0) + 1
+    _hits[name] = count
+    hit, action = armed
+    if count != hit:
+        return
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    else:
+        action()
+
+
+# --- durable helpers ------------------------------------------------------------------------------------
+
+
+def fsync_dir(path: str) -> None:
+    ops.fsync_dir(path)
+
+
+def ensure_dir(path: str) -> None:
+    """Create `path` (and missing parents) durably: each new entry is fsynced in its parent."""
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(path)
+    ensure_dir(parent)
+    try:
+        ops.mkdir(path)
+    except FileExistsError:
+        return
+    ops.fsync_dir(parent)
+
+
+def _write_synced(path: str, data, label: str) -> None:
+    if os.path.exists(path):
+        ops.unlink(path)  # a temp file left by a crash
+    fd = ops.open_new(path)
+    try:
+        ops.write(fd, data)
+        failpoint(f"{label}.write.before_fsync")
+        ops.fsync(fd)
+    finally:
+        ops.close(fd)
+
+
+def atomic_write(path: str, data, label: str = "fs") -> None:
+    """Replace `path` with `data` atomically and durably: temp in the same directory (a rename across
+    filesystems is not atomic), write, fsync, rename, fsync the directory. `label` names the failpoints
+    (`<label>.write.before_fsync`, `<label>.before_rename`, `<label>.after_rename.before_dirsync`)."""
+    temp = path + TEMP_SUFFIX
+    _write_synced(temp, data, label)
+    failpoint(f"{label}.before_rename")
+    ops.rename(temp, path)
+    failpoint(f"{label}.after_rename.before_dirsync")
+    ops.fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def remove(path: str) -> None:
+    """Unlink if present; the caller fsyncs the directory when the removal must be durable."""
+    try:
+        ops.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,131 @@
+"""MANIFEST-<n> snapshots and the CURRENT pointer: the one consistent view of a store.
+
+A MANIFEST is written whole (never edited): format version, live segments with sizes and CRCs, id counters,
+the WAL checkpoint (first live WAL number and last sequence folded into segments) and the next file number.
+It is published by writing MANIFEST-<n> durably, then atomically replacing CURRENT with its name and
+fsyncing the directory. Until CURRENT names it, a new MANIFEST does not exist as far as any reader knows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+
+from engine import fs
+from engine.codec import crc32, pack, unpack
+from engine.errors import CorruptionError, UnsupportedVersion
+from engine.format import (
+    CURRENT_FILE,
+    FORMAT_VERSION,
+    MANIFEST_HEADER_FORMAT,
+    MANIFEST_HEADER_SIZE,
+    MANIFEST_MAGIC,
+    MANIFEST_MAX_BODY_BYTES,
+    MANIFEST_PREFIX,
+    NUMBER_DIGITS,
+)
+
+_header = struct.Struct(MANIFEST_HEADER_FORMAT)
+_CURRENT_PATTERN = re.compile(rf"^{MANIFEST_PREFIX}(\d{{{NUMBER_DIGITS},}})\n$")
+
+
+@dataclass
+class Manifest:
+    number: int
+    segments: list = field(default_factory=list)  # [{"name", "kind", "size", "crc", "meta"}]
+    counters: dict = field(default_factory=dict)
+    wal_number: int = 1
+    last_sequence: int = 0
+    next_file_number: int = 2
+    version: int = FORMAT_VERSION
+
+    def body(self) -> dict:
+        return {
+            "version": self.version,
+            "number": self.number,
+            "segments": self.segments,
+            "counters": self.counters,
+            "wal_number": self.wal_number,
+            "last_sequence": self.last_sequence,
+            "next_file_number": self.next_file_number,
+        }
+
+    def file_name(self) -> str:
+        return manifest_name(self.number)
+
+
+def manifest_name(number: int) -> str:
+    return f"{MANIFEST_PREFIX}{number:0{NUMBER_DIGITS}d}"
+
+
+def encode(manifest: Manifest) -> bytes:
+    body = pack(manifest.body())
+    return _header.pack(MANIFEST_MAGIC, FORMAT_VERSION, len(body), crc32(body), 0) + body
+
+
+def decode(data: bytes, path: str) -> Manifest:
+    if len(data) < MANIFEST_HEADER_SIZE:
+        raise CorruptionError(path, 0, f"MANIFEST of {len(data)} bytes is shorter than its header")
+    magic, version, length, body_crc, _reserved = _header.unpack_from(data)
+    if magic != MANIFEST_MAGIC:
+        raise CorruptionError(path, 0, "not a memctl MANIFEST (bad magic)")
+    if version > FORMAT_VERSION:
+        raise UnsupportedVersion(path, version, FORMAT_VERSION)
+    if length > MANIFEST_MAX_BODY_BYTES or MANIFEST_HEADER_SIZE + length != len(data):
+        raise CorruptionError(path, 8, f"MANIFEST body length {length} does not match the file")
+    body = data[MANIFEST_HEADER_SIZE:]
+    if crc32(body) != body_crc:
+        raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST checksum mismatch")
+    fields = unpack(body, path, MANIFEST_HEADER_SIZE)
+    try:
+        return Manifest(
+            number=int(fields["number"]),
+            segments=list(fields["segments"]),
+            counters=dict(fields["counters"]),
+            wal_number=int(fields["wal_number"]),
+            last_sequence=int(fields["last_sequence"]),
+            next_file_number=int(fields["next_file_number"]),
+            version=int(fields["version"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST body lacks required fields") from None
+
+
+def read_current(directory: str) -> str | None:
+    """The live MANIFEST's file name, or None when the store has no CURRENT (a new store)."""
+    path = os.path.join(directory, CURRENT_FILE)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(256)
+    except FileNotFoundError:
+        return None
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise CorruptionError(path, 0, "CURRENT is not ASCII") from None
+    if not _CURRENT_PATTERN.match(text):
+        raise CorruptionError(path, 0, f"CURRENT does not name a MANIFEST ({text[:40]!r})")
+    return text.strip()
+
+
+def load(directory: str, name: str) -> Manifest:
+    path = os.path.join(directory, name)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MANIFEST_HEADER_SIZE + MANIFEST_MAX_BODY_BYTES + 1)
+    except FileNotFoundError:
+        raise CorruptionError(path, None, "CURRENT names a MANIFEST that does not exist") from None
+    manifest = decode(data, path)
+    if manifest_name(manifest.number) != name:
+        raise CorruptionError(path, MANIFEST_HEADER_SIZE, f"MANIFEST number {manifest.number} does not match its name")
+    return manifest
+
+
+def publish(directory: str, manifest: Manifest) -> None:
+    """Write MANIFEST-<n> durably, then point CURRENT at it (the commit point)."""
+    fs.atomic_write(os.path.join(directory, manifest.file_name()), encode(manifest), label="manifest.file")
+    fs.failpoint("manifest.before_current")
+    fs.atomic_write(os.path.join(directory, CURRENT_FILE), (manifest.file_name() + "\n").encode("ascii"),
+                    label="manifest")

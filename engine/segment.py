@@ -1,0 +1,222 @@
+"""Immutable segment files: a generic container of named numpy columns.
+
+    header    magic | version | kind | header CRC                       (32 bytes)
+    column 0  raw array bytes, starting on a 64-byte boundary
+    ...
+    directory msgpack {kind, columns: [[name, dtype, shape, offset, length, crc]], meta}
+    footer    directory offset | directory length | directory CRC | version | magic   (32 bytes)
+
+Every kind (records, text postings, graph CSR, vectors) is this container with its own columns, so one
+writer, one reader and one checker serve them all. A segment is complete iff its footer magic, directory
+CRC and version are valid; a column's CRC is checked the first time the column is read in a process, so a
+cold command pays only for the columns it touches. Columns are read-only numpy views over one mmap.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+
+import numpy as np
+
+from engine import fs
+from engine.codec import crc32, pack, unpack
+from engine.errors import CorruptionError, UnsupportedVersion
+from engine.format import (
+    FORMAT_VERSION,
+    SEGMENT_COLUMN_ALIGNMENT,
+    SEGMENT_FOOTER_FORMAT,
+    SEGMENT_FOOTER_MAGIC,
+    SEGMENT_FOOTER_SIZE,
+    SEGMENT_HEADER_FORMAT,
+    SEGMENT_HEADER_SIZE,
+    SEGMENT_KIND_BYTES,
+    SEGMENT_MAGIC,
+    SEGMENT_MAX_DIRECTORY_BYTES,
+    TEMP_SUFFIX,
+)
+
+_header = struct.Struct(SEGMENT_HEADER_FORMAT)
+_footer = struct.Struct(SEGMENT_FOOTER_FORMAT)
+
+
+def encode_segment_header(kind: str) -> bytes:
+    kind_bytes = kind.encode("ascii")
+    if len(kind_bytes) > SEGMENT_KIND_BYTES:
+        raise ValueError(f"segment kind {kind!r} is longer than {SEGMENT_KIND_BYTES} bytes")
+    body = _header.pack(SEGMENT_MAGIC, FORMAT_VERSION, kind_bytes, 0)[:-4]
+    return body + struct.pack("<I", crc32(body))
+
+
+class SegmentWriter:
+    """Streams columns into a temp file next to `path`; `finish()` publishes it durably."""
+
+    def __init__(self, path: str, kind: str):
+        self.path = path
+        self.kind = kind
+        self._temp = path + TEMP_SUFFIX
+        fs.remove(self._temp)
+        self._fd = fs.ops.open_new(self._temp)
+        self._columns: list = []
+        self._meta: dict = {}
+        self._size = 0
+        self._file_crc = 0
+        self._write(encode_segment_header(kind))
+
+    def _write(self, data) -> None:
+        fs.ops.write(self._fd, data)
+        self._size += len(data)
+        self._file_crc = crc32(data, self._file_crc)
+
+    def add_column(self, name: str, array) -> None:
+        array = np.ascontiguousarray(array)
+        if array.dtype.hasobject:
+            raise TypeError(f"column {name!r} holds Python objects; store bytes or numbers")
+        padding = -self._size % SEGMENT_COLUMN_ALIGNMENT
+        if padding:
+            self._write(bytes(padding))
+        data = memoryview(array).cast("B") if array.size else b""
+        self._columns.append([name, array.dtype.str, list(array.shape), self._size, len(data), crc32(data)])
+        self._write(data)
+
+    def add_bytes(self, name: str, data: bytes) -> None:
+        self.add_column(name, np.frombuffer(data, dtype=np.uint8))
+
+    def set_meta(self, meta: dict) -> None:
+        self._meta = meta
+
+    def finish(self) -> dict:
+        """Publish: fsync the file, rename into place, fsync the directory. Returns the MANIFEST entry."""
+        directory = pack({"kind": self.kind, "columns": self._columns, "meta": self._meta})
+        directory_offset = self._size
+        self._write(directory)
+        footer = _footer.pack(directory_offset, len(directory), crc32(directory), FORMAT_VERSION, 0,
+                              SEGMENT_FOOTER_MAGIC)
+        self._write(footer)
+        try:
+            fs.failpoint("segment.write.before_fsync")
+            fs.ops.fsync(self._fd)
+        finally:
+            fs.ops.close(self._fd)
+            self._fd = None
+        fs.failpoint("segment.before_rename")
+        fs.ops.rename(self._temp, self.path)
+        fs.ops.fsync_dir(os.path.dirname(os.path.abspath(self.path)))
+        fs.failpoint("segment.after_publish")
+        return {"name": os.path.basename(self.path), "kind": self.kind, "size": self._size, "crc": self._file_crc}
+
+    def abort(self) -> None:
+        if self._fd is not None:
+            fs.ops.close(self._fd)
+            self._fd = None
+        fs.remove(self._temp)
+
+
+class Segment:
+    """A published segment, mapped read-only."""
+
+    def __init__(self, path: str, kind: str, meta: dict, columns: dict, buffer):
+        self.path = path
+        self.kind = kind
+        self.meta = meta
+        self._columns = columns
+        self._buffer = buffer
+        self._verified: set = set()
+
+    @classmethod
+    def open(cls, path: str, expected_size: int | None = None) -> "Segment":
+        try:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if expected_size is not None and size != expected_size:
+                    raise CorruptionError(path, size, f"segment is {size} bytes, the MANIFEST says {expected_size}")
+                if size < SEGMENT_HEADER_SIZE + SEGMENT_FOOTER_SIZE:
+                    raise CorruptionError(path, 0, f"segment of {size} bytes is shorter than header + footer")
+                buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except FileNotFoundError:
+            raise CorruptionError(path, None, "segment file named by the MANIFEST is missing") from None
+        kind = _check_header(buffer, path)
+        directory = _read_directory(buffer, path, size)
+        columns = {}
+        for entry in directory.get("columns", []):
+            name, dtype, shape, offset, length, crc = _column_entry(entry, path, size)
+            columns[name] = (dtype, shape, offset, length, crc)
+        return cls(path, kind, directory.get("meta") or {}, columns, buffer)
+
+    def names(self) -> list[str]:
+        return list(self._columns)
+
+    def has(self, name: str) -> bool:
+        return name in self._columns
+
+    def column(self, name: str, verify: bool = True) -> np.ndarray:
+        try:
+            dtype, shape, offset, length, crc = self._columns[name]
+        except KeyError:
+            raise CorruptionError(self.path, None, f"segment has no column {name!r}") from None
+        if verify and name not in self._verified:
+            if crc32(memoryview(self._buffer)[offset: offset + length]) != crc:
+                raise CorruptionError(self.path, offset, f"column {name!r} checksum mismatch")
+            self._verified.add(name)
+        count = length // dtype.itemsize if dtype.itemsize else 0
+        array = np.frombuffer(self._buffer, dtype=dtype, count=count, offset=offset)
+        return array.reshape(shape)
+
+    def bytes(self, name: str) -> memoryview:
+        return memoryview(self.column(name))
+
+    def verify(self) -> None:
+        """Check every column's CRC (used by `memctl check`)."""
+        for name in self._columns:
+            self.column(name)
+
+    def file_crc(self) -> int:
+        return crc32(self._buffer)
+
+
+def _check_header(buffer, path: str) -> str:
+    magic, version, kind_bytes, stored_crc = _header.unpack_from(buffer, 0)
+    if magic != SEGMENT_MAGIC:
+        raise CorruptionError(path, 0, "not a memctl segment (bad magic)")
+    if crc32(buffer[: SEGMENT_HEADER_SIZE - 4]) != stored_crc:
+        raise CorruptionError(path, 0, "segment header checksum mismatch")
+    if version > FORMAT_VERSION:
+        raise UnsupportedVersion(path, version, FORMAT_VERSION)
+    try:
+        return kind_bytes.rstrip(b"\0").decode("ascii")
+    except UnicodeDecodeError:
+        raise CorruptionError(path, 12, "segment kind is not ASCII") from None
+
+
+def _read_directory(buffer, path: str, size: int) -> dict:
+    footer_offset = size - SEGMENT_FOOTER_SIZE
+    offset, length, directory_crc, version, _reserved, magic = _footer.unpack_from(buffer, footer_offset)
+    if magic != SEGMENT_FOOTER_MAGIC:
+        raise CorruptionError(path, footer_offset, "segment footer magic missing: incomplete or damaged file")
+    if version > FORMAT_VERSION:
+        raise UnsupportedVersion(path, version, FORMAT_VERSION)
+    if length > SEGMENT_MAX_DIRECTORY_BYTES or offset < SEGMENT_HEADER_SIZE or offset + length != footer_offset:
+        raise CorruptionError(path, footer_offset, f"segment directory bounds {offset}+{length} are invalid")
+    raw = buffer[offset: offset + length]
+    if crc32(raw) != directory_crc:
+        raise CorruptionError(path, offset, "segment directory checksum mismatch")
+    directory = unpack(raw, path, offset)
+    if not isinstance(directory, dict):
+        raise CorruptionError(path, offset, "segment directory is not a map")
+    return directory
+
+
+def _column_entry(entry, path: str, size: int):
+    try:
+        name, dtype_text, shape, offset, length, crc = entry
+        dtype = np.dtype(dtype_text)
+        shape = tuple(int(extent) for extent in shape)
+    except (TypeError, ValueError):
+        raise CorruptionError(path, None, f"segment directory entry {entry!r} is malformed") from None
+    if dtype.hasobject or offset < SEGMENT_HEADER_SIZE or offset + length > size - SEGMENT_FOOTER_SIZE:
+        raise CorruptionError(path, offset, f"column {name!r} lies outside the segment body")
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if expected != length:
+        raise CorruptionError(path, offset, f"column {name!r}: shape {shape} needs {expected} bytes, has {length}")
+    return name, dtype, shape, offset, length, crc

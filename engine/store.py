@@ -1,0 +1,526 @@
+"""Store: one tenant's directory of WAL, segments and MANIFEST, opened as a writer or a reader snapshot.
+
+Write path: a batch is one WAL record and one fsync, then it is applied to the memtable. When the memtable
+passes `flush_bytes`, it is written as a records segment (plus one segment per derived kind that has
+changes), a new WAL is started, and a new MANIFEST naming all of them is published; only then are the old
+WAL and any replaced segments deleted.
+
+Read path: a reader takes no writer lock. Holding LOCK.gc shared, it resolves CURRENT → MANIFEST, maps the
+segments and reads the live WAL files up to their last complete record; after that it never touches the
+directory again, so a writer can flush, compact and delete while it reads its snapshot.
+
+Derived kinds (text postings, graph CSR) own the record tables named `<kind>.*`; `engine.kinds` maps a kind
+name to its class. Records stay the source of truth; a kind's segments are indexes built from them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import random
+import re
+
+from engine import fs, kinds, manifest as manifest_module, wal
+from engine.codec import pack, unpack
+from engine.errors import CorruptionError, EngineError, InputError, StoreClosed
+from engine.format import (
+    CURRENT_FILE,
+    KIND_RECORDS,
+    MANIFEST_PREFIX,
+    NUMBER_DIGITS,
+    OP_COUNTER,
+    OP_DELETE,
+    OP_PUT,
+    SEGMENT_DIR,
+    TEMP_SUFFIX,
+    WAL_DIR,
+)
+from engine.lock import GcLock, WriterLock
+from engine.manifest import Manifest
+from engine.records import TOMBSTONE, RecordsSegment, composite_key, key_hash, write_records
+from engine.segment import Segment, SegmentWriter
+
+DEFAULT_FLUSH_BYTES = 8 << 20
+_WAL_NAME = re.compile(rf"^(\d{{{NUMBER_DIGITS},}})\.log$")
+
+
+class Batch:
+    """Operations collected in memory; nothing reaches disk until the `with` block exits cleanly."""
+
+    def __init__(self, store: "Store"):
+        self._store = store
+        self.operations: list = []
+        self._counters: dict = {}
+
+    def put(self, table: str, key: str, value) -> None:
+        self.operations.append([OP_PUT, table, key, value])
+
+    def delete(self, table: str, key: str) -> None:
+        self.operations.append([OP_DELETE, table, key])
+
+    def allocate(self, counter: str, count: int = 1) -> int:
+        """Reserve `count` consecutive ids from a persistent counter; returns the first."""
+        first = self._counters.get(counter, self._store.counter(counter))
+        self._counters[counter] = first + count
+        self.operations.append([OP_COUNTER, counter, first + count])
+        return first
+
+    def __enter__(self) -> "Batch":
+        return self
+
+    def __exit__(self, error_type, error, traceback) -> None:
+        if error_type is None and self.operations:
+            self._store.commit(self.operations)
+
+
+class Store:
+    def __init__(self, path: str, writable: bool):
+        self.path = os.path.abspath(path)
+        self.writable = writable
+        self.flush_bytes = DEFAULT_FLUSH_BYTES
+        self.manifest: Manifest | None = None
+        self.records: list[RecordsSegment] = []  # oldest first
+        self.kind_segments: dict[str, list[Segment]] = {}
+        self.tables: dict[str, dict] = {}  # the memtable
+        self.counters: dict[str, int] = {}
+        self.memtable_bytes = 0
+        self.sequence = 0
+        self.generation = 0  # bumps on every visible change; derived kinds cache against it
+        self.wal_scans: list = []
+        self._wal_writer: wal.WalWriter | None = None
+        self._writer_lock: WriterLock | None = None
+        self._kind_views: dict = {}
+        self._failure: BaseException | None = None
+
+    # --- opening -----------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str, writable: bool = True, wait: float = 0.0, holder: str = "memctl",
+             flush_bytes: int = DEFAULT_FLUSH_BYTES) -> "Store":
+        store = cls(path, writable)
+        store.flush_bytes = flush_bytes
+        if writable:
+            store._open_writer(wait, holder)
+        else:
+            store._open_reader()
+        return store
+
+    def _open_writer(self, wait: float, holder: str) -> None:
+        fs.ensure_dir(self.path)
+        self._writer_lock = WriterLock(self.path)
+        self._writer_lock.acquire(wait, holder)
+        try:
+            name = manifest_module.read_current(self.path)
+            if name is None:
+                self._refuse_if_not_empty()
+                self._create()
+            else:
+                self._load(name)
+                self._recover_wal()
+            self._remove_obsolete_files()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_reader(self) -> None:
+        if not os.path.isdir(self.path):
+            self.manifest = Manifest(number=0)
+            return
+        gc_lock = GcLock(self.path)
+        gc_lock.acquire_shared()
+        try:
+            name = manifest_module.read_current(self.path)
+            if name is None:
+                self._refuse_if_not_empty()
+                self.manifest = Manifest(number=0)
+                return
+            self._load(name)
+            for number in self._live_wal_numbers():
+                scan = wal.scan(wal.wal_path(self._wal_dir, number))
+                scan.raise_if_corrupt()
+                self._replay(scan)
+        finally:
+            gc_lock.release()
+
+    @property
+    def _wal_dir(self) -> str:
+        return os.path.join(self.path, WAL_DIR)
+
+    @property
+    def _segment_dir(self) -> str:
+        return os.path.join(self.path, SEGMENT_DIR)
+
+    def _refuse_if_not_empty(self) -> None:
+        leftovers = [name for name in os.listdir(self.path) if name.startswith(MANIFEST_PREFIX)]
+        if os.path.isdir(self._segment_dir) and os.listdir(self._segment_dir):
+            leftovers.append(SEGMENT_DIR)
+        if leftovers:
+            raise CorruptionError(os.path.join(self.path, CURRENT_FILE), None,
+                                  f"CURRENT is missing but the store holds {', '.join(sorted(leftovers))}")
+
+    def _create(self) -> None:
+        fs.ensure_dir(self._wal_dir)
+        fs.ensure_dir(self._segment_dir)
+        salt = random.getrandbits(32)
+        self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, 1), 1, salt)
+        self.manifest = Manifest(number=2, wal_number=1, next_file_number=3)
+        manifest_module.publish(self.path, self.manifest)
+
+    def _load(self, name: str) -> None:
+        self.manifest = manifest_module.load(self.path, name)
+        self.counters = dict(self.manifest.counters)
+        self.sequence = self.manifest.last_sequence
+        for entry in self.manifest.segments:
+            segment = Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
+            if segment.kind != entry["kind"]:
+                raise CorruptionError(segment.path, 12, f"segment kind {segment.kind!r}, MANIFEST says {entry['kind']!r}")
+            if entry["kind"] == KIND_RECORDS:
+                self.records.append(RecordsSegment(segment))
+            else:
+                self.kind_segments.setdefault(entry["owner"], []).append(segment)
+
+    def _live_wal_numbers(self) -> list[int]:
+        if not os.path.isdir(self._wal_dir):
+            return []
+        numbers = []
+        for name in os.listdir(self._wal_dir):
+            match = _WAL_NAME.match(name)
+            if match and int(match.group(1)) >= self.manifest.wal_number:
+                numbers.append(int(match.group(1)))
+        return sorted(numbers)
+
+    def _recover_wal(self) -> None:
+        numbers = self._live_wal_numbers()
+        last_scan = None
+        for number in numbers:
+            scan = wal.scan(wal.wal_path(self._wal_dir, number))
+            scan.raise_if_corrupt()
+            self._replay(scan)
+            if scan.status == "torn_tail" and scan.number >= 0:
+                wal.truncate_torn_tail(scan)
+            last_scan = scan
+        if last_scan is None or last_scan.number < 0:
+            # No WAL yet, or a crash left only a partial header: start the log afresh under that number.
+            number = numbers[-1] if numbers else self.manifest.wal_number
+            self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number,
+                                                    random.getrandbits(32))
+        else:
+            self._wal_writer = wal.WalWriter(last_scan.path, last_scan.number, last_scan.salt, last_scan.valid_end)
+
+    def _replay(self, scan) -> None:
+        self.wal_scans.append(scan)
+        for payload in scan.payloads:
+            record = unpack(payload, scan.path)
+            if not (isinstance(record, list) and len(record) == 2):
+                raise CorruptionError(scan.path, None, "WAL batch is not [sequence, operations]")
+            sequence, operations = record
+            if sequence <= self.sequence:
+                continue  # already folded into segments by a flush
+            self._apply(operations, len(payload))
+            self.sequence = sequence
+
+    # --- writing -----------------------------------------------------------------------------------------
+
+    def batch(self) -> Batch:
+        return Batch(self)
+
+    def _check_writable(self) -> None:
+        if not self.writable:
+            raise EngineError("store was opened read-only")
+        if self._failure is not None:
+            raise StoreClosed(f"store unusable after an I/O error ({self._failure}); reopen it to recover")
+        if self._wal_writer is None:
+            raise StoreClosed("store is closed")
+
+    def commit(self, operations: list) -> int:
+        """Append one batch durably, then apply it. Returns its sequence number."""
+        self._check_writable()
+        sequence = self.sequence + 1
+        try:
+            payload = pack([sequence, operations])
+        except (TypeError, ValueError, OverflowError) as error:
+            raise InputError(f"a record value cannot be stored: {error}") from None
+        _validate_operations(operations)
+        try:
+            self._wal_writer.append(payload)
+        except OSError as error:
+            # fsyncgate: after a failed write or fsync the page cache may have dropped data; never retry
+            # on this handle. Reopening replays the WAL up to its last valid record.
+            self._failure = error
+            raise
+        self.sequence = sequence
+        self._apply(operations, len(payload))
+        if self.memtable_bytes >= self.flush_bytes:
+            self.flush()
+        return sequence
+
+    def _apply(self, operations: list, size: int) -> None:
+        tables = self.tables
+        for operation in operations:
+            code = operation[0]
+            if code == OP_PUT:
+                table = tables.get(operation[1])
+                if table is None:
+                    table = tables[operation[1]] = {}
+                table[operation[2]] = operation[3]
+            elif code == OP_DELETE:
+                tables.setdefault(operation[1], {})[operation[2]] = TOMBSTONE
+            elif code == OP_COUNTER:
+                self.counters[operation[1]] = operation[2]
+            else:
+                raise CorruptionError(self.path, None, f"unknown WAL operation code {code!r}")
+        self.memtable_bytes += size
+        self.generation += 1
+
+    # --- reading -----------------------------------------------------------------------------------------
+
+    def counter(self, name: str) -> int:
+        return self.counters.get(name, 0)
+
+    def get(self, table: str, key: str):
+        """The record's value, or None when absent or deleted. Do not mutate the returned value."""
+        rows = self.tables.get(table)
+        if rows is not None:
+            value = rows.get(key, _MISSING)
+            if value is not _MISSING:
+                return None if value is TOMBSTONE else value
+        if not self.records:
+            return None
+        composite = composite_key(table, key)
+        hashed = key_hash(composite)
+        for segment in reversed(self.records):
+            found, value = segment.get(composite, hashed)
+            if found:
+                return None if value is TOMBSTONE else value
+        return None
+
+    def scan(self, table: str, prefix: str = ""):
+        """(key, value) of live records of `table` whose key starts with `prefix`, in key order."""
+        sources = []
+        rows = self.tables.get(table)
+        if rows:
+            sources.append(_ranked(sorted((key, value) for key, value in rows.items() if key.startswith(prefix)), 0))
+        for rank, segment in enumerate(reversed(self.records), start=1):
+            sources.append(_ranked(segment.iterate(table, prefix), rank))
+        previous = _MISSING
+        for key, _rank, value in heapq.merge(*sources):
+            if key == previous:
+                continue  # an older version of a key already yielded (or deleted)
+            previous = key
+            if value is not TOMBSTONE:
+                yield key, value
+
+    def memtable(self, table: str) -> dict:
+        """The unflushed records of `table` (values or TOMBSTONE); for derived kinds."""
+        return self.tables.get(table, {})
+
+    def kind(self, name: str):
+        """The query object of a derived kind at this store's current state (cached until the next change)."""
+        cached = self._kind_views.get(name)
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]
+        view = kinds.load(name)(self).open(self.kind_segments.get(name, []))
+        self._kind_views[name] = (self.generation, view)
+        return view
+
+    # --- flush and compaction ------------------------------------------------------------------------
+
+    def _new_file_number(self) -> int:
+        number = self.manifest.next_file_number
+        self.manifest.next_file_number += 1
+        return number
+
+    def _segment_writer(self, kind: str) -> SegmentWriter:
+        name = f"{self._new_file_number():0{NUMBER_DIGITS}d}.{kind}.seg"
+        return SegmentWriter(os.path.join(self._segment_dir, name), kind)
+
+    def _write_derived(self, owner: str, produce) -> list:
+        """Run `produce(new_segment)` for a derived kind; return MANIFEST entries of what it wrote."""
+        written: list = []
+
+        def new_segment(label: str) -> SegmentWriter:
+            writer = self._segment_writer(f"{owner}.{label}")
+            written.append(writer)
+            return writer
+
+        produce(new_segment)
+        entries = []
+        for writer in written:
+            entry = writer.finish()
+            entry["owner"] = owner
+            entries.append(entry)
+        return entries
+
+    def flush(self) -> None:
+        """Fold the memtable into new segments and start a new WAL."""
+        self._check_writable()
+        if not self.tables and self.counters == self.manifest.counters:
+            return
+        fs.failpoint("flush.start")
+        new_entries = []
+        if self.tables:
+            writer = self._segment_writer(KIND_RECORDS)
+            write_records(writer, self.tables)
+            entry = writer.finish()
+            entry["owner"] = KIND_RECORDS
+            new_entries.append(entry)
+        for owner, changes in self._changes_by_kind().items():
+            kind_object = kinds.load(owner)(self)
+            new_entries += self._write_derived(owner, lambda factory: kind_object.flush(changes, factory))
+        fs.failpoint("flush.after_segments")
+        self._publish(self.manifest.segments + new_entries, rotate_wal=True)
+        self.tables = {}
+        self.memtable_bytes = 0
+
+    def _changes_by_kind(self) -> dict:
+        changes: dict = {}
+        for table, rows in self.tables.items():
+            owner = table.split(".", 1)[0]
+            if kinds.is_registered(owner):
+                changes.setdefault(owner, {})[table] = rows
+        return changes
+
+    def compact(self) -> None:
+        """Merge every segment of each kind into one, dropping deleted and superseded records."""
+        self.flush()
+        if not self.manifest.segments:
+            return
+        fs.failpoint("compact.start")
+        merged: dict = {}
+        for table in sorted({name for segment in self.records for name in segment.tables}):
+            rows = dict(self.scan(table))
+            if rows:
+                merged[table] = rows
+        entries = []
+        if merged:
+            writer = self._segment_writer(KIND_RECORDS)
+            write_records(writer, merged)
+            entry = writer.finish()
+            entry["owner"] = KIND_RECORDS
+            entries.append(entry)
+        for owner, segments in self.kind_segments.items():
+            kind_object = kinds.load(owner)(self)
+            entries += self._write_derived(owner, lambda factory: kind_object.compact(segments, factory))
+        fs.failpoint("compact.after_segments")
+        self._publish(entries, rotate_wal=False)
+
+    def _publish(self, segment_entries: list, rotate_wal: bool) -> None:
+        """Make a new MANIFEST current, then reopen its segments and delete what it no longer names."""
+        manifest = Manifest(
+            number=0,
+            segments=segment_entries,
+            counters=dict(self.counters),
+            wal_number=self.manifest.wal_number,
+            last_sequence=self.sequence,
+            next_file_number=self.manifest.next_file_number,
+        )
+        new_wal = None
+        if rotate_wal:
+            number = manifest.next_file_number
+            manifest.next_file_number += 1
+            new_wal = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number, random.getrandbits(32))
+            manifest.wal_number = number
+            fs.failpoint("flush.after_new_wal")
+        manifest.number = manifest.next_file_number
+        manifest.next_file_number += 1
+        try:
+            manifest_module.publish(self.path, manifest)
+        except BaseException:
+            if new_wal is not None:
+                new_wal.close()
+            raise
+        fs.failpoint("compact.after_manifest.before_unlink")
+        if new_wal is not None:
+            self._wal_writer.close()
+            self._wal_writer = new_wal
+        self.manifest = manifest
+        self.records = []
+        self.kind_segments = {}
+        for entry in manifest.segments:
+            segment = Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
+            if entry["kind"] == KIND_RECORDS:
+                self.records.append(RecordsSegment(segment))
+            else:
+                self.kind_segments.setdefault(entry["owner"], []).append(segment)
+        self.generation += 1
+        self._remove_obsolete_files()
+
+    def _remove_obsolete_files(self) -> None:
+        """Delete files no MANIFEST names (old WALs, replaced segments, temp files, old MANIFESTs).
+        Skipped while a reader is opening the store; the next writer does it then."""
+        gc_lock = GcLock(self.path)
+        if not gc_lock.try_acquire(exclusive=True):
+            return
+        try:
+            live_segments = {entry["name"] for entry in self.manifest.segments}
+            removed = False
+            for name in _list(self._segment_dir):
+                if name not in live_segments:
+                    fs.remove(os.path.join(self._segment_dir, name))
+                    removed = True
+            for name in _list(self._wal_dir):
+                match = _WAL_NAME.match(name)
+                if name.endswith(TEMP_SUFFIX) or (match and int(match.group(1)) < self.manifest.wal_number):
+                    fs.remove(os.path.join(self._wal_dir, name))
+                    removed = True
+            current = self.manifest.file_name()
+            for name in _list(self.path):
+                if (name.startswith(MANIFEST_PREFIX) and name != current) or name.endswith(TEMP_SUFFIX):
+                    fs.remove(os.path.join(self.path, name))
+                    removed = True
+            if removed:
+                for directory in (self._segment_dir, self._wal_dir, self.path):
+                    fs.fsync_dir(directory)
+        finally:
+            gc_lock.release()
+
+    def obsolete_files(self) -> list[str]:
+        """Files on disk that the live MANIFEST does not name (for `check` and `stats`)."""
+        live = {entry["name"] for entry in self.manifest.segments}
+        found = [os.path.join(SEGMENT_DIR, name) for name in _list(self._segment_dir) if name not in live]
+        for name in _list(self._wal_dir):
+            match = _WAL_NAME.match(name)
+            if not match or int(match.group(1)) < self.manifest.wal_number:
+                found.append(os.path.join(WAL_DIR, name))
+        current = self.manifest.file_name()
+        found += [name for name in _list(self.path)
+                  if (name.startswith(MANIFEST_PREFIX) and name != current) or name.endswith(TEMP_SUFFIX)]
+        return found
+
+    def close(self) -> None:
+        if self._wal_writer is not None:
+            self._wal_writer.close()
+            self._wal_writer = None
+        if self._writer_lock is not None:
+            self._writer_lock.release()
+            self._writer_lock = None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_MISSING = object()
+
+
+def _ranked(items, rank: int):
+    for key, value in items:
+        yield key, rank, value
+
+
+def _list(directory: str) -> list[str]:
+    try:
+        return sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return []
+
+
+def _validate_operations(operations: list) -> None:
+    for operation in operations:
+        if operation[0] in (OP_PUT, OP_DELETE):
+            table, key = operation[1], operation[2]
+            if not isinstance(table, str) or not isinstance(key, str) or "\0" in table or not table:
+                raise InputError(f"record table and key must be strings without NUL (got {table!r}, {key!r})")
+

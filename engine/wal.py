@@ -1,0 +1,242 @@
+"""Write-ahead log: one logical record per batch, framed in 32 KiB blocks like LevelDB's log.
+
+A file starts with a 32-byte header (magic, version, WAL number, salt). Records are
+`masked_crc u32 | length u16 | type u8 | payload`, split into FULL or FIRST/MIDDLE.../LAST fragments so that
+no fragment crosses a block boundary; fewer than 7 bytes left in a block are zero-filled. The CRC covers the
+file's salt, the type byte and the payload, so a fragment from another WAL file can never validate here.
+
+Reading separates three endings (REFERENCES A1, B3): `eof`; `torn_tail`, an incomplete or damaged record with
+nothing valid after it (a crash mid-append: recovery drops it); and `corruption`, a damaged record followed
+by valid ones (never skipped: the store refuses to open).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+
+from engine import fs
+from engine.codec import crc32, mask_crc
+from engine.errors import CorruptionError, UnsupportedVersion
+from engine.format import (
+    FORMAT_VERSION,
+    NUMBER_DIGITS,
+    WAL_BLOCK_SIZE,
+    WAL_HEADER_FORMAT,
+    WAL_HEADER_SIZE,
+    WAL_MAGIC,
+    WAL_MAX_BATCH_BYTES,
+    WAL_RECORD_HEADER_FORMAT,
+    WAL_RECORD_HEADER_SIZE,
+    WAL_TYPE_FIRST,
+    WAL_TYPE_FULL,
+    WAL_TYPE_LAST,
+    WAL_TYPE_MIDDLE,
+    WAL_TYPES,
+)
+
+_record_header = struct.Struct(WAL_RECORD_HEADER_FORMAT)
+_file_header = struct.Struct(WAL_HEADER_FORMAT)
+_MAX_FRAGMENT = WAL_BLOCK_SIZE - WAL_RECORD_HEADER_SIZE
+
+
+def _record_crc(salt_bytes: bytes, record_type: int, payload) -> int:
+    return mask_crc(crc32(payload, crc32(salt_bytes + bytes((record_type,)))))
+
+
+def encode_header(number: int, salt: int) -> bytes:
+    body = _file_header.pack(WAL_MAGIC, FORMAT_VERSION, number, salt, 0, 0)[:-4]
+    return body + struct.pack("<I", crc32(body))
+
+
+def frame(payload: bytes, salt: int, file_size: int) -> bytes:
+    """The bytes that append `payload` as one logical record to a file currently `file_size` bytes long."""
+    salt_bytes = struct.pack("<I", salt)
+    out = bytearray()
+    position = file_size
+    remaining = memoryview(payload)
+    first = True
+    while True:
+        left_in_block = WAL_BLOCK_SIZE - position % WAL_BLOCK_SIZE
+        if left_in_block < WAL_RECORD_HEADER_SIZE:
+            out += bytes(left_in_block)  # trailer: a header never straddles blocks
+            position += left_in_block
+            left_in_block = WAL_BLOCK_SIZE
+        fragment_length = min(len(remaining), left_in_block - WAL_RECORD_HEADER_SIZE)
+        last = fragment_length == len(remaining)
+        if first and last:
+            record_type = WAL_TYPE_FULL
+        elif first:
+            record_type = WAL_TYPE_FIRST
+        elif last:
+            record_type = WAL_TYPE_LAST
+        else:
+            record_type = WAL_TYPE_MIDDLE
+        fragment = remaining[:fragment_length]
+        out += _record_header.pack(_record_crc(salt_bytes, record_type, fragment), fragment_length, record_type)
+        out += fragment
+        position += WAL_RECORD_HEADER_SIZE + fragment_length
+        remaining = remaining[fragment_length:]
+        first = False
+        if last:
+            return bytes(out)
+
+
+class WalWriter:
+    """Appends batches to one WAL file; each append is one write and one fsync (group commit)."""
+
+    def __init__(self, path: str, number: int, salt: int, size: int):
+        self.path = path
+        self.number = number
+        self.salt = salt
+        self.size = size
+        self._fd = fs.ops.open_append(path)
+
+    @classmethod
+    def create(cls, path: str, number: int, salt: int) -> "WalWriter":
+        fs.atomic_write(path, encode_header(number, salt))
+        return cls(path, number, salt, WAL_HEADER_SIZE)
+
+    def append(self, payload: bytes) -> None:
+        if len(payload) > WAL_MAX_BATCH_BYTES:
+            raise ValueError(f"batch of {len(payload)} bytes exceeds the WAL limit of {WAL_MAX_BATCH_BYTES}")
+        data = frame(payload, self.salt, self.size)
+        fs.ops.write(self._fd, data)
+        self.size += len(data)
+        fs.failpoint("wal.append.before_fsync")
+        fs.ops.fsync(self._fd)
+        fs.failpoint("wal.append.after_fsync")
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fs.ops.close(self._fd)
+            self._fd = None
+
+
+@dataclass
+class WalScan:
+    """What a read of one WAL file found: the complete payloads, where valid data ends, and why it ended."""
+
+    path: str
+    number: int
+    salt: int
+    payloads: list = field(default_factory=list)
+    valid_end: int = WAL_HEADER_SIZE
+    status: str = "eof"  # eof | torn_tail | corruption
+    problem_offset: int | None = None
+    reason: str = ""
+    file_size: int = 0
+
+    def raise_if_corrupt(self) -> None:
+        if self.status == "corruption":
+            raise CorruptionError(self.path, self.problem_offset, self.reason)
+
+
+def read_header(data: bytes, path: str) -> tuple[int, int] | None:
+    """(number, salt), or None when the header is incomplete (a crash while creating the file)."""
+    if len(data) < WAL_HEADER_SIZE or data[:WAL_HEADER_SIZE] == bytes(WAL_HEADER_SIZE):
+        return None
+    magic, version, number, salt, _reserved, stored_crc = _file_header.unpack_from(data)
+    if magic != WAL_MAGIC:
+        raise CorruptionError(path, 0, "not a memctl WAL file (bad magic)")
+    if crc32(data[: WAL_HEADER_SIZE - 4]) != stored_crc:
+        raise CorruptionError(path, 0, "WAL header checksum mismatch")
+    if version > FORMAT_VERSION:
+        raise UnsupportedVersion(path, version, FORMAT_VERSION)
+    return number, salt
+
+
+def scan(path: str) -> WalScan:
+    with open(path, "rb") as handle:
+        data = handle.read()
+    header = read_header(data, path)
+    if header is None:
+        return WalScan(path, -1, 0, valid_end=0, status="torn_tail" if data else "eof", file_size=len(data))
+    number, salt = header
+    result = WalScan(path, number, salt, file_size=len(data))
+    _scan_records(data, result)
+    return result
+
+
+def _scan_records(data: bytes, result: WalScan) -> None:
+    salt_bytes = struct.pack("<I", result.salt)
+    position = WAL_HEADER_SIZE
+    record_start = position
+    pending: list | None = None
+    end = len(data)
+    while position < end:
+        left_in_block = WAL_BLOCK_SIZE - position % WAL_BLOCK_SIZE
+        if left_in_block < WAL_RECORD_HEADER_SIZE:
+            position += left_in_block
+            continue
+        problem = _check_fragment(data, position, left_in_block, salt_bytes)
+        if problem:
+            _classify_failure(data, position, record_start if pending is not None else position, problem, result)
+            return
+        checksum, length, record_type = _record_header.unpack_from(data, position)
+        fragment = data[position + WAL_RECORD_HEADER_SIZE: position + WAL_RECORD_HEADER_SIZE + length]
+        if record_type in (WAL_TYPE_FULL, WAL_TYPE_FIRST):
+            if pending is not None:
+                _classify_failure(data, position, record_start, "new record before the last one ended", result)
+                return
+            record_start = position
+            pending = [fragment]
+        elif pending is None:
+            _classify_failure(data, position, position, "continuation fragment without a first fragment", result)
+            return
+        else:
+            pending.append(fragment)
+        position += WAL_RECORD_HEADER_SIZE + length
+        if record_type in (WAL_TYPE_FULL, WAL_TYPE_LAST):
+            result.payloads.append(b"".join(pending) if len(pending) > 1 else pending[0])
+            result.valid_end = position
+            pending = None
+    if pending is not None:
+        result.status, result.problem_offset, result.reason = "torn_tail", record_start, "record cut short at EOF"
+
+
+def _check_fragment(data: bytes, position: int, left_in_block: int, salt_bytes: bytes) -> str:
+    """An empty string when the fragment at `position` is whole and its CRC matches, else why not."""
+    if position + WAL_RECORD_HEADER_SIZE > len(data):
+        return "record header cut short at EOF"
+    checksum, length, record_type = _record_header.unpack_from(data, position)
+    if record_type not in WAL_TYPES:
+        return f"unknown record type {record_type}"
+    if WAL_RECORD_HEADER_SIZE + length > left_in_block:
+        return f"record length {length} crosses a block boundary"
+    payload_end = position + WAL_RECORD_HEADER_SIZE + length
+    if payload_end > len(data):
+        return "record payload cut short at EOF"
+    payload = memoryview(data)[position + WAL_RECORD_HEADER_SIZE: payload_end]
+    if _record_crc(salt_bytes, record_type, payload) != checksum:
+        return "record checksum mismatch"
+    return ""
+
+
+def _classify_failure(data: bytes, position: int, record_start: int, reason: str, result: WalScan) -> None:
+    """Damage followed by any valid fragment at a later block start is corruption; otherwise a torn tail."""
+    salt_bytes = struct.pack("<I", result.salt)
+    block = position // WAL_BLOCK_SIZE + 1
+    while block * WAL_BLOCK_SIZE < len(data):
+        start = block * WAL_BLOCK_SIZE
+        if not _check_fragment(data, start, WAL_BLOCK_SIZE, salt_bytes):
+            result.status, result.problem_offset, result.reason = "corruption", position, reason
+            return
+        block += 1
+    result.status, result.problem_offset, result.reason = "torn_tail", record_start, reason
+
+
+def truncate_torn_tail(scan_result: WalScan) -> None:
+    """Drop everything after the last complete record, durably (writer only)."""
+    if scan_result.file_size > scan_result.valid_end:
+        fs.ops.truncate(scan_result.path, scan_result.valid_end)
+        fd = fs.ops.open_append(scan_result.path)
+        try:
+            fs.ops.fsync(fd)
+        finally:
+            fs.ops.close(fd)
+
+
+def wal_path(directory: str, number: int) -> str:
+    return os.path.join(directory, f"{number:0{NUMBER_DIGITS}d}.log")
