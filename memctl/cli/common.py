@@ -1,0 +1,81 @@
+"""What every command shares: global options, opening the tenant's memory, output, and error mapping.
+
+Exit codes (README): 0 ok · 1 a check found problems · 2 usage error or bad input (nothing changed) ·
+3 corruption detected · 75 store busy.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+
+import typer
+from typer.core import TyperGroup
+
+from engine.errors import EngineError
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+EXIT_CORRUPTION = 3
+EXIT_BUSY = 75
+
+
+@dataclass
+class GlobalOptions:
+    home: str | None = None
+    tenant: str = "default"
+    config: str | None = None
+    wait: float = 0.0
+
+
+def options(context: typer.Context) -> GlobalOptions:
+    root = context.find_root()
+    if not isinstance(root.obj, GlobalOptions):
+        root.obj = GlobalOptions()
+    return root.obj
+
+
+def open_memory(context: typer.Context, writable: bool, holder: str):
+    from memctl.memory import Memory
+
+    chosen = options(context)
+    return Memory.open(home=chosen.home, tenant=chosen.tenant, config_file=chosen.config, writable=writable,
+                       wait=chosen.wait, holder=holder)
+
+
+def print_json(value) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
+
+
+def console():
+    from rich.console import Console
+
+    return Console()
+
+
+def error_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> None:
+    """Print `error: message` on stderr and exit with `code`."""
+    sys.stderr.write(f"error: {message}\n")
+    raise typer.Exit(code)
+
+
+class MemctlGroup(TyperGroup):
+    """Turns the engine's deliberate errors into a one-line message and their exit code, for the CLI and
+    for CliRunner alike; a user's mistake never shows a traceback."""
+
+    def invoke(self, context):
+        try:
+            return super().invoke(context)
+        except EngineError as error:
+            fail(str(error), error.exit_code)
+        except OSError as error:
+            # Disk full, permission denied…: the store is left as the last acknowledged batch made it.
+            fail(f"{error.strerror or error} ({error.filename or 'I/O'})", EXIT_PROBLEMS)

@@ -1,0 +1,85 @@
+"""Store maintenance commands: check (fsck), stats, compact."""
+
+from __future__ import annotations
+
+import typer
+
+from memctl.cli.common import EXIT_PROBLEMS, console, open_memory, options, print_json
+
+
+def check(context: typer.Context,
+          as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object.")) -> None:
+    """Verify every checksum, MANIFEST reference and id counter of the tenant's store.
+
+    Exit 0 when clean, 1 when problems were found. Takes no lock: safe while a writer runs.
+    """
+    from engine.check import check_store
+    from memctl.paths import tenant_dir
+
+    chosen = options(context)
+    report = check_store(tenant_dir(chosen.home, chosen.tenant))
+    if as_json:
+        print_json(report.as_dict())
+    else:
+        _print_report(report)
+    if not report.clean:
+        raise typer.Exit(EXIT_PROBLEMS)
+
+
+def _print_report(report) -> None:
+    out = console()
+    for problem in report.problems:
+        where = problem["file"] if problem["offset"] is None else f"{problem['file']} at offset {problem['offset']}"
+        out.print(f"[red]problem[/red] {where}: {problem['message']}", highlight=False)
+    for note in report.notes:
+        out.print(f"[yellow]note[/yellow] {note['file']}: {note['message']}", highlight=False)
+    checked = ", ".join(f"{name} {value}" for name, value in report.checked.items())
+    verdict = "clean" if report.clean else f"{len(report.problems)} problem(s)"
+    out.print(f"{report.path}: {verdict} ({checked})", highlight=False)
+
+
+def stats(context: typer.Context,
+          as_json: bool = typer.Option(False, "--json", help="Print the statistics as one JSON object.")) -> None:
+    """Print store sizes on disk and record counts."""
+    with open_memory(context, writable=False, holder="memctl stats") as memory:
+        result = memory.stats()
+    if as_json:
+        print_json(result)
+        return
+    _print_stats(result)
+
+
+def _print_stats(result: dict) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"memctl store {result['path']}", show_header=True)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    for name, value in result["bytes"].items():
+        table.add_row(f"bytes: {name}", f"{value:,}")
+    for kind, figures in result["segments"].items():
+        table.add_row(f"segments: {kind}", f"{figures['segments']} ({figures['bytes']:,} bytes)")
+    table.add_row("raw blobs", f"{result['raw_blobs']:,}")
+    for name, value in result["stored_rows"].items():
+        table.add_row(f"rows: {name}", f"{value:,}")
+    for name, value in result["counters"].items():
+        table.add_row(f"counter: {name}", f"{value:,}")
+    for section, figures in result.items():
+        if isinstance(figures, dict) and section not in ("bytes", "segments", "stored_rows", "counters", "wal"):
+            for name, value in figures.items():
+                table.add_row(f"{section}: {name}", str(value))
+    console().print(table)
+
+
+def compact(context: typer.Context,
+            as_json: bool = typer.Option(False, "--json", help="Print before/after sizes as JSON.")) -> None:
+    """Flush unwritten records and merge all segments into one per kind, dropping deleted data."""
+    with open_memory(context, writable=True, holder="memctl compact") as memory:
+        before = sum(entry["size"] for entry in memory.store.manifest.segments)
+        memory.store.compact()
+        after = sum(entry["size"] for entry in memory.store.manifest.segments)
+    if as_json:
+        print_json({"segment_bytes_before": before, "segment_bytes_after": after})
+    else:
+        console().print(f"compacted: {before:,} → {after:,} segment bytes")
+

@@ -1,0 +1,190 @@
+"""Configuration: seed 001's defaults, overridden by the tenant's memctl.yaml and then by --config FILE.
+
+Every key a user may set exists in DEFAULTS; an unknown key or a value of the wrong type is refused with the
+file, the dotted key and what was expected, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+
+from engine.errors import InputError
+
+MIB = 1 << 20
+
+DEFAULTS: dict = {
+    "recall": {
+        # seed 001 §4.y W-config (MVP switches) and §15 appendix A.
+        "vector_enabled": False,
+        "k_hop": 2,
+        "mvp_k_hop": 1,
+        "use_node_index": True,
+        "seeds_top": 200,
+        "budget_tokens": 2000,
+        "mmr_lambda": 0.7,
+        "lambda": {"bm25": 0.2, "vec": 0.4, "ppr": 0.3, "weight": 0.1},
+        "mvp_lambda": {"bm25": 0.7, "recency": 0.3},
+        "ann_top": {"Episode": 200, "Fact": 150, "Concept": 100},
+        "expand_edge_types": ["ABOUT", "SUPPORTS", "CONTRADICTS", "TEMPORAL_NEXT"],
+        "mvp_expand_edge_types": ["ABOUT", "SUPPORTS", "TEMPORAL_NEXT"],
+        "ppr_damping": 0.85,
+        "ppr_iterations": 20,
+        "raw": {
+            "enabled": True,
+            "low_coverage_topn": 10,
+            "low_concentration": 0.6,
+            "pattern_tokens": ["hex", "uuid", "url", "path", "code", "error_code"],
+            "top": 100,
+        },
+    },
+    "weights": {
+        # weight(node) = α·importance + β·log(1+frequency) + γ·exp(-Δt/τ_type) + δ·emotion + ε·feedback - ζ·stale
+        "alpha": 0.35,
+        "beta": 0.15,
+        "gamma": 0.3,
+        "delta": 0.1,
+        "epsilon": 0.1,
+        "zeta": 0.1,
+        "tau_days": {"Episode": 14, "Fact": 90, "Preference": 180, "Concept": 180, "Entity": 180, "Task": 30,
+                     "Meta": 180},
+        "recency_window_days": 30,
+    },
+    "graph": {
+        "edge_weights": {"ABOUT": 1.0, "SUPPORTS": 0.8, "SIMILAR_TO": 0.5, "TEMPORAL_NEXT": 0.3},
+        "default_edge_weight": 0.5,
+        "degree_cap": {"ABOUT": 256, "SIMILAR_TO": 64},
+        "similar_threshold": 0.75,
+    },
+    "tiers": {
+        "short_days": 7,
+        "mid_days": 30,
+        "access_extension_days": 3,
+        "topic_repeat": 3,
+        "theta_conf": 0.8,
+        "min_sources": 2,
+    },
+    "index": {
+        "k1": 1.2,
+        "b": 0.75,
+        "delta": 1.0,
+        "field_weights": {"title": 2.0, "text": 1.0, "keywords": 1.5, "entities": 1.5},
+        "stopwords_zh": None,
+        "stopwords_en": None,
+        "user_dictionary": None,
+    },
+    "ingest": {
+        "max_file_bytes": 64 * MIB,
+        "max_blob_bytes": 64 * MIB,
+        "chunk_min_tokens": 1000,
+        "chunk_max_tokens": 2000,
+    },
+    "engine": {
+        "flush_bytes": 8 * MIB,
+    },
+}
+
+# Keys whose value may be null in DEFAULTS but a string (a path) when set.
+_OPTIONAL_PATHS = {"index.stopwords_zh", "index.stopwords_en", "index.user_dictionary"}
+# Maps whose keys are open-ended (node or edge type names), so unknown keys are allowed there.
+_OPEN_MAPS = {"recall.ann_top", "weights.tau_days", "graph.edge_weights", "graph.degree_cap",
+              "index.field_weights"}
+
+
+class Config:
+    """Nested settings with dotted lookup: config.get("recall.k_hop")."""
+
+    def __init__(self, values: dict, sources: list[str]):
+        self.values = values
+        self.sources = sources
+
+    def get(self, dotted: str):
+        node = self.values
+        for part in dotted.split("."):
+            node = node[part]
+        return node
+
+    def section(self, name: str) -> dict:
+        return self.values[name]
+
+
+def load(tenant_file: str | None = None, user_file: str | None = None) -> Config:
+    values = copy.deepcopy(DEFAULTS)
+    sources = ["defaults"]
+    for path in (tenant_file, user_file):
+        if path and (path == user_file or os.path.exists(path)):
+            _merge(values, _read_yaml(path), path, "")
+            sources.append(path)
+    return Config(values, sources)
+
+
+def _read_yaml(path: str) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError("configuration file not found", where=path) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 (byte offset {error.start})", where=path) from None
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        raise InputError(f"invalid YAML: {getattr(error, 'problem', None) or error}", where=where) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping of settings at the top level", where=path)
+    return data
+
+
+def _merge(target: dict, overrides: dict, path: str, prefix: str) -> None:
+    for key, value in overrides.items():
+        dotted = f"{prefix}{key}"
+        if key not in target:
+            if prefix.rstrip(".") in _OPEN_MAPS:
+                target[key] = _checked_number(value, dotted, path)
+                continue
+            known = ", ".join(sorted(map(str, target)))
+            raise InputError(f"unknown setting {dotted!r} (known here: {known})", where=path)
+        default = target[key]
+        if isinstance(default, dict):
+            if not isinstance(value, dict):
+                raise InputError(f"setting {dotted!r} must be a mapping", where=path)
+            _merge(default, value, path, dotted + ".")
+        else:
+            target[key] = _checked_value(default, value, dotted, path)
+
+
+def _checked_number(value, dotted: str, path: str):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"setting {dotted!r} must be a number, got {value!r}", where=path)
+    return value
+
+
+def _checked_value(default, value, dotted: str, path: str):
+    if default is None:
+        if value is None or (dotted in _OPTIONAL_PATHS and isinstance(value, str)):
+            return value
+        raise InputError(f"setting {dotted!r} must be a file path, got {value!r}", where=path)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise InputError(f"setting {dotted!r} must be true or false, got {value!r}", where=path)
+        return value
+    if isinstance(default, (int, float)):
+        number = _checked_number(value, dotted, path)
+        if isinstance(default, int) and not isinstance(default, bool) and isinstance(number, float):
+            if not number.is_integer():
+                raise InputError(f"setting {dotted!r} must be a whole number, got {value!r}", where=path)
+            return int(number)
+        return number
+    if isinstance(default, list):
+        if not isinstance(value, list):
+            raise InputError(f"setting {dotted!r} must be a list, got {value!r}", where=path)
+        return value
+    if not isinstance(value, type(default)):
+        raise InputError(f"setting {dotted!r} must be a {type(default).__name__}, got {value!r}", where=path)
+    return value

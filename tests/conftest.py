@@ -1,0 +1,29 @@
+"""Fixtures shared by every test directory."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path, monkeypatch):
+    """No test reads or writes the real ~/.local/share/memctl."""
+    home = tmp_path / "memctl-home"
+    monkeypatch.setenv("MEMCTL_HOME", str(home))
+    monkeypatch.delenv("MEMCTL_FAILPOINT", raising=False)
+    return home
+
+
+@pytest.fixture
+def cli(isolated_home):
+    """Run `memctl ARGS…` in-process with Typer's CliRunner; returns the Result."""
+    from typer.testing import CliRunner
+
+    from memctl.cli.app import app
+
+    runner = CliRunner()
+
+    def run(*args, input=None):
+        return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+
+    return run
