@@ -1,0 +1,37 @@
+"""The uniform shape every input format is parsed into: conversations of turns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class Turn:
+    """One utterance. `text` is exactly the text stored in the raw chunk and addressed by the turn's raw_ref.
+
+    `ts` is ISO 8601 (the turn's own time, else its session's) or None. `source_id` is the input's own id for
+    the turn (LoCoMo `D1:3`, a JSONL `id`) or its position (`<file>#<line>`). `session` only guides chunk
+    boundaries and is not stored.
+    """
+
+    conv_id: str
+    speaker: str | None
+    text: str
+    ts: str | None
+    source_id: str
+    extra: dict = field(default_factory=dict)
+    session: str | None = None
+
+
+@dataclass(slots=True)
+class Conversation:
+    conv_id: str
+    turns: list[Turn]
+
+
+@dataclass(slots=True)
+class Source:
+    """One input: a file, stdin or a --text argument. `name` labels it in errors, conv_ids and source_ids."""
+
+    name: str
+    data: bytes

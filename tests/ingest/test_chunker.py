@@ -1,0 +1,104 @@
+"""Chunks: about 1-2k estimated tokens, never across conversations, with exact byte spans per turn."""
+
+from hypothesis import given, settings, strategies as st
+
+from memctl.ingest.chunker import (
+    MAX_TOKENS, MIN_TOKENS, chunk_all, chunk_conversation, estimate_tokens, guess_language)
+from memctl.ingest.model import Conversation, Turn
+
+
+def conversation(texts, speaker="用户", session_of=lambda index: None, conv_id="c"):
+    return Conversation(conv_id, [Turn(conv_id, speaker, text, None, f"t#{index}", session=session_of(index))
+                                  for index, text in enumerate(texts)])
+
+
+def test_token_estimate_counts_cjk_characters_and_latin_words():
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("蓝牙打不开") == 5
+    assert estimate_tokens("蓝牙打不开。") == 6  # CJK punctuation counts like a character
+    assert estimate_tokens("the bluetooth switch") == 4  # 3 words × 1.3, rounded up
+    assert estimate_tokens("Win11 的蓝牙") == 5  # one word (1.3 → 2) + three characters
+    assert estimate_tokens("🎧 😀") == 3
+
+
+def test_language_guess():
+    assert guess_language("以后优先中文回答") == "zh"
+    assert guess_language("Please answer in English") == "en"
+    assert guess_language("  \n") is None
+
+
+def test_rendering_and_spans_are_exact():
+    [chunk] = chunk_conversation(Conversation("c", [
+        Turn("c", "用户", "蓝牙打不开 😀", None, "a"),
+        Turn("c", None, "a paragraph", None, "b"),
+        Turn("c", "Bot", "", None, "c"),
+    ]))
+    assert chunk.data.decode() == "用户: 蓝牙打不开 😀\na paragraph\n\nBot: \n"
+    assert [(span.offset, span.length) for span in chunk.spans] == [(8, 20), (29, 11), (47, 0)]
+    for span in chunk.spans:
+        assert chunk.data[span.offset: span.offset + span.length].decode() == span.turn.text
+
+
+def test_chunks_stay_within_the_maximum_and_keep_turn_order():
+    texts = [f"turn {index}: " + "word " * 90 for index in range(200)]  # about 120 tokens each
+    chunks = chunk_conversation(conversation(texts, speaker="A"))
+    assert len(chunks) > 5
+    assert [span.turn.text for chunk in chunks for span in chunk.spans] == texts
+    for chunk in chunks:
+        assert estimate_tokens(chunk.data.decode()) <= MAX_TOKENS + len(chunk.spans)
+    assert all(estimate_tokens(chunk.data.decode()) >= MIN_TOKENS for chunk in chunks[:-1])
+
+
+def test_session_boundaries_close_a_chunk_only_once_it_is_big_enough():
+    small = chunk_conversation(conversation(["短句。"] * 40, session_of=lambda index: str(index // 10)))
+    assert len(small) == 1  # four short sessions share one chunk
+    big_turn = "很" * 300
+    big = chunk_conversation(conversation([big_turn] * 8, session_of=lambda index: str(index // 4)))
+    assert [len(chunk.spans) for chunk in big] == [4, 4]  # 1,200 tokens at the boundary: the chunk closes
+
+
+def test_an_oversized_turn_gets_its_own_chunk():
+    texts = ["short", "字" * (MAX_TOKENS * 2), "short again"]
+    chunks = chunk_conversation(conversation(texts))
+    assert [len(chunk.spans) for chunk in chunks] == [1, 1, 1]
+
+
+def test_chunks_never_span_conversations():
+    chunks = chunk_all([conversation(["a"], conv_id="one"), conversation(["b"], conv_id="two")])
+    assert [(chunk.conv_id, len(chunk.spans)) for chunk in chunks] == [("one", 1), ("two", 1)]
+
+
+def test_chunk_meta():
+    [chunk] = chunk_conversation(Conversation("c", [
+        Turn("c", "用户", "我搬到深圳了", None, "D1:1"),
+        Turn("c", "助手", "好的，记住了", "2024-07-10T08:05:00", "D1:2"),
+    ]))
+    assert chunk.meta() == {"conv_id": "c", "role": None, "ts": "2024-07-10T08:05:00", "lang": "zh",
+                            "source_id": "D1:1..D1:2"}
+    [single] = chunk_conversation(conversation(["hello there"], speaker="user"))
+    assert single.meta()["role"] == "user" and single.meta()["source_id"] == "t#0"
+
+
+turn_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(["用户", "助手", "Alice", "🤖 bot"])), turn_text),
+                min_size=1, max_size=40))
+def test_spans_round_trip_for_any_text(turns):
+    source = Conversation("c", [Turn("c", speaker, text, None, f"#{index}")
+                                for index, (speaker, text) in enumerate(turns)])
+    chunks = chunk_conversation(source)
+    assert [span.turn for chunk in chunks for span in chunk.spans] == source.turns
+    for chunk in chunks:
+        for span in chunk.spans:
+            assert chunk.data[span.offset: span.offset + span.length] == span.turn.text.encode("utf-8")
+
+
+def test_spans_round_trip_for_cjk_and_emoji_at_chunk_edges():
+    texts = ["👨‍👩‍👧‍👦" * 50, "蓝牙" * 700, "𠮷野家 🍜", "é" * 3, "\u200d\ufe0f", "混合 mixed ✅"]
+    chunks = chunk_conversation(conversation(texts * 5))
+    assert len(chunks) > 1
+    for chunk in chunks:
+        for span in chunk.spans:
+            assert chunk.data[span.offset: span.offset + span.length].decode("utf-8") == span.turn.text
