@@ -75,3 +75,40 @@ WAL_DIR = "wal"
 SEGMENT_DIR = "seg"
 RAW_DIR = "raw"
 TEMP_SUFFIX = ".tmp"
+
+# --- raw chunks: raw/YYYY/MM/DD/<sha[0:2]>/raw_<sha256>.blob.zst (engine/raw.py; appended by the raw-memory
+# helper, issue 3) ------------------------------------------------------------------------------------------
+RAW_CHUNK_TABLE = "raw.chunk"  # key raw_id → {mime, len_bytes, sha256, created_at, path, refcount, stored_bytes, meta}
+RAW_TURN_TABLE = "raw.turn"  # key "<raw_id>:<ordinal>" → a turn and its raw_ref (memctl/ingest/pipeline.py)
+RAW_TURN_ORDINAL_DIGITS = 5
+RAW_ID_PREFIX = "raw_"
+RAW_ID_HEX_DIGITS = 16  # raw_id = "raw_" + the first 16 hex digits of the content's sha256
+RAW_BLOB_SUFFIX = ".blob.zst"  # one zstd frame with its content size declared
+RAW_MIME_TEXT = "text/plain; charset=utf-8"
+RAW_BLOB_MAX_BYTES = 64 << 20  # decompressed; a frame declaring more is refused before decompression
+RAW_ZSTD_LEVEL = 3  # measured on LoCoMo chunks: ratio 0.441 at 43 MB/s; level 9 gives 0.427 at 10 MB/s
+RAW_ZSTD_MAX_WINDOW_BYTES = 1 << 24  # level 3 uses at most 2 MiB; a frame asking for more than this is refused
+
+# --- text index segments (engine/text/: build.py, postings.py, termdict.py) ----------------------------
+# Appended by the text-index helper; see engine/text/postings.py and termdict.py for the byte layouts.
+TEXT_SEGMENT_KIND = "text.postings"
+TEXT_SEGMENT_VERSION = 1  # meta["version"] of a text.postings segment
+TEXT_BLOCK_ENTRIES = 128  # postings entries per skip block
+TEXT_TERMS_PER_BLOCK = 32  # terms per front-coded term dictionary block
+TEXT_DOCUMENT_TABLE = "text.doc"  # records: external key -> document (docno, fields, tokens, type, ts, tags)
+TEXT_DEAD_TABLE = "text.dead"  # records: docno (16 hex digits) -> 1, a document number deleted or replaced
+TEXT_DOCNO_COUNTER = "text.docno"
+TEXT_META_TABLE = "text.meta"  # records: "tokenizer" -> the analysis signature of the indexed documents
+
+# --- graph (engine/graph/: kind.py, segment.py; appended by the graph helper, issue 5) ------------------
+GRAPH_SEGMENT_KIND = "graph.csr"  # one per flush (sparse rows) or compaction (dense rows)
+GRAPH_SEGMENT_VERSION = 1  # meta["version"] of a graph.csr segment
+GRAPH_NODE_TABLE = "graph.node"  # external node key -> {id, type, props, created_at, updated_at, deleted}
+GRAPH_EDGE_TABLE = "graph.edge"  # edge key -> {id, src, dst, type, weight, confidence, ts, since, until, props, ...}
+GRAPH_TYPE_TABLE = "graph.type"  # "node:<Name>" / "edge:<Name>" -> small int type id
+GRAPH_DEAD_TABLE = "graph.dead"  # "n:<16 hex>" / "e:<16 hex>" -> 1: an internal id deleted for good
+GRAPH_NODE_COUNTER = "graph.node_id"  # dense internal node ids, never reused
+GRAPH_EDGE_COUNTER = "graph.edge_id"  # dense internal edge ids, never reused
+GRAPH_NODE_TYPE_COUNTER = "graph.node_type"
+GRAPH_EDGE_TYPE_COUNTER = "graph.edge_type"
+GRAPH_MAX_TYPES = 1 << 16  # type ids are stored as uint16
