@@ -1,0 +1,141 @@
+"""The lexicons shipped in memctl/data, loaded once per process and turned into lookup tables.
+
+Loading costs tens of milliseconds, so it happens on first use (never at import) and is cached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from memctl.model import normalize_text
+
+DATA_DIRECTORY = Path(__file__).resolve().parent.parent / "data"
+
+
+def load_yaml(name: str):
+    import yaml
+
+    with open(DATA_DIRECTORY / name, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+@dataclass(frozen=True, slots=True)
+class AliasEntry:
+    canonical: str
+    entity_type: str
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Aliases:
+    exact: dict  # surface form → AliasEntry (case-sensitive: "US" is a country, "us" a pronoun)
+    folded: dict  # casefolded surface → AliasEntry, for forms that cannot be confused with ordinary words
+
+    def lookup(self, surface: str) -> AliasEntry | None:
+        entry = self.exact.get(surface)
+        if entry is None:
+            entry = self.folded.get(normalize_text(surface))
+        return entry
+
+
+@cache
+def aliases() -> Aliases:
+    exact: dict[str, AliasEntry] = {}
+    folded: dict[str, AliasEntry] = {}
+    for canonical, spec in load_yaml("aliases.yaml").items():
+        forms = tuple(dict.fromkeys([canonical, *spec.get("aliases", [])]))
+        entry = AliasEntry(canonical, spec["type"], forms)
+        for form in forms:
+            exact.setdefault(form, entry)
+            # Short all-capital forms (US, LA, IG) are only trusted as written.
+            if not (form.isupper() and len(form) <= 3):
+                folded.setdefault(normalize_text(form), entry)
+    return Aliases(exact, folded)
+
+
+@dataclass(frozen=True, slots=True)
+class Gazetteer:
+    given_names: frozenset
+    locations: frozenset
+    organizations: frozenset
+    organization_heads: frozenset
+    location_heads: frozenset
+    person_titles: frozenset
+    not_names: frozenset
+    languages: frozenset
+    place_nouns_en: frozenset
+    place_nouns_zh: frozenset
+    place_suffixes_zh: tuple
+    organization_suffixes_zh: tuple
+    person_nouns_en: frozenset
+    person_nouns_zh: frozenset
+    first_person_en: frozenset
+    first_person_zh: frozenset
+
+
+@cache
+def gazetteer() -> Gazetteer:
+    data = load_yaml("gazetteer.yaml")
+    folded = {"given_names", "locations", "organizations", "organization_heads", "location_heads",
+              "person_titles", "not_names", "languages", "place_nouns_en", "person_nouns_en", "first_person_en"}
+    values = {}
+    for name, words in data.items():
+        if name in folded:
+            values[name] = frozenset(normalize_text(str(word)) for word in words)
+        elif name.endswith("suffixes_zh"):
+            values[name] = tuple(sorted(words, key=len, reverse=True))
+        else:
+            values[name] = frozenset(words)
+    values["not_names"] = values["not_names"] | values["languages"]
+    return Gazetteer(**values)
+
+
+@cache
+def english_words() -> dict:
+    data = load_yaml("en_words.yaml")
+    lemma_of: dict[str, str] = {}
+    for base, forms in data["irregular_verbs"].items():
+        for form in forms:
+            lemma_of.setdefault(form, base)
+    verbs = frozenset(data["verbs"]) | frozenset(data["irregular_verbs"])
+    return {
+        "lemma_of": lemma_of,
+        "irregular_forms": frozenset(lemma_of),
+        "verbs": verbs,
+        "catenatives": data["catenatives"],
+        "modals": data["modals"],
+        "negations": frozenset(data["negations"]),
+        "auxiliaries": frozenset(data["auxiliaries"]),
+        "pronouns": frozenset(data["pronouns"]),
+        "subject_pronouns": frozenset(data["subject_pronouns"]),
+        "determiners": frozenset(data["determiners"]),
+        "prepositions": frozenset(data["prepositions"]),
+        "particles": frozenset(data["particles"]),
+        "conjunctions": frozenset(data["conjunctions"]),
+        "non_objects": frozenset(data["non_objects"]),
+        "light_nouns": frozenset(data["light_nouns"]),
+        "interjections": frozenset(data["interjections"]),
+    }
+
+
+@cache
+def chinese_words() -> dict:
+    data = load_yaml("zh_words.yaml")
+    return {
+        "negations": frozenset(data["negations"]),
+        "modals": data["modals"],
+        "location_prepositions": frozenset(data["location_prepositions"]),
+        "localizers": frozenset(data["localizers"]),
+        "motion_verbs": frozenset(data["motion_verbs"]),
+        "aspect_particles": frozenset(data["aspect_particles"]),
+        "stop_words": frozenset(data["stop_words"]),
+        "pronouns": frozenset(data["pronouns"]),
+    }
+
+
+@cache
+def sentiment_lexicon() -> dict:
+    data = load_yaml("sentiment.yaml")
+    return {lang: {word: tuple(values) for word, values in words.items()} for lang, words in data.items()}

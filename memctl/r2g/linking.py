@@ -1,0 +1,115 @@
+"""Links that need no storage: event identity (seed R2G-5 SAME_AS) and keyword similarity (R2G-6 SIMILAR_TO).
+
+The builder decides which nodes to compare; these functions only answer whether two extracted events are the
+same one and which keyword sets are close enough, so that the rules are tested apart from the store.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from memctl.r2g.timenorm import as_date
+
+SAME_EVENT_DAYS = 1  # R2G-5: "时间窗口相近（如 ±1d）"
+
+
+@dataclass(frozen=True, slots=True)
+class EventSignature:
+    """What identifies an event: predicate, polarity, who did it to what, and when (a closed day interval)."""
+
+    predicate: str
+    negation: bool
+    agents: frozenset
+    patients: frozenset
+    first_day: date | None
+    last_day: date | None
+
+
+def signature(fact, extraction, turn_time=None) -> EventSignature:
+    """The signature of `fact` (an extract.Fact of `extraction`). An event without a resolved time happened
+    on the day of its turn, when `turn_time` is given."""
+    def fillers(role):
+        names = set()
+        for filler in fact.roles.get(role, ()):
+            names.add(extraction.entities[filler.entity].normalized if filler.entity is not None else filler.text.lower())
+        return frozenset(names)
+
+    first_day = last_day = None
+    if fact.time and fact.time.get("value"):
+        first_day, last_day = time_interval(fact.time["value"], fact.time["granularity"])
+    elif turn_time is not None:
+        first_day = last_day = as_date(turn_time)
+    return EventSignature(fact.predicate, fact.negation, fillers("AGENT"), fillers("PATIENT"), first_day, last_day)
+
+
+def time_interval(value: str, granularity: str) -> tuple[date, date]:
+    """The first and last day an ISO value of timenorm covers: 2023-05-07 (day), 2023-W19, 2023-05, 2023."""
+    if granularity in ("day", "minute"):
+        day = date.fromisoformat(value[:10])
+        return day, day
+    if granularity == "week":
+        year, week = value.split("-W")
+        monday = date.fromisocalendar(int(year), int(week), 1)
+        return monday, monday + timedelta(days=6)
+    if granularity == "month":
+        year, month = (int(part) for part in value.split("-"))
+        following = date(year + month // 12, month % 12 + 1, 1)
+        return date(year, month, 1), following - timedelta(days=1)
+    if granularity == "year":
+        return date(int(value), 1, 1), date(int(value), 12, 31)
+    raise ValueError(f"no interval for granularity {granularity!r}")
+
+
+def same_event(first: EventSignature, second: EventSignature, tolerance_days: int = SAME_EVENT_DAYS) -> bool:
+    """R2G-5: same predicate and polarity, the main roles agree (each side names a common AGENT, and a common
+    PATIENT when both name one), and the times lie within `tolerance_days` of each other. Two events without
+    any time are not merged: nothing says they happened together."""
+    if (first.predicate, first.negation) != (second.predicate, second.negation):
+        return False
+    if not (first.agents & second.agents) and (first.agents or second.agents):
+        return False
+    if first.patients and second.patients and not (first.patients & second.patients):
+        return False
+    if first.first_day is None or second.first_day is None:
+        return False
+    gap = max((second.first_day - first.last_day).days, (first.first_day - second.last_day).days, 0)
+    return gap <= tolerance_days
+
+
+def keyword_similarity(first: set, second: set) -> float:
+    """Jaccard overlap of two keyword sets (case-folded by the caller)."""
+    if not first or not second:
+        return 0.0
+    return len(first & second) / len(first | second)
+
+
+def similar_pairs(keywords: dict, threshold: float = 0.3, cap: int = 8) -> list[tuple]:
+    """(a, b, score) for node ids whose keyword sets overlap at or above `threshold`, best first, at most `cap`
+    links per node (seed §22.1: SIMILAR_TO must not make the graph dense). Candidates come from an inverted
+    index, so only nodes sharing a keyword are compared; keywords shared by more than a tenth of the nodes
+    (and at least 50) are too common to propose candidates."""
+    postings: dict[str, list] = defaultdict(list)
+    for node, words in keywords.items():
+        for word in words:
+            postings[word].append(node)
+    common = max(50, len(keywords) // 10)
+    candidates: set[tuple] = set()
+    for nodes in postings.values():
+        if len(nodes) <= common:
+            candidates.update((a, b) for index, a in enumerate(nodes) for b in nodes[index + 1 :] if a != b)
+    scored = []
+    for a, b in candidates:
+        score = keyword_similarity(keywords[a], keywords[b])
+        if score >= threshold:
+            scored.append((a, b, score) if str(a) <= str(b) else (b, a, score))
+    scored.sort(key=lambda item: (-item[2], str(item[0]), str(item[1])))
+    degree: dict = defaultdict(int)
+    pairs = []
+    for a, b, score in scored:
+        if degree[a] < cap and degree[b] < cap:
+            pairs.append((a, b, score))
+            degree[a] += 1
+            degree[b] += 1
+    return pairs

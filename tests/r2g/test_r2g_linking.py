@@ -1,0 +1,57 @@
+"""SAME_AS (R2G-5) and SIMILAR_TO (R2G-6) decisions."""
+
+from datetime import date
+
+import pytest
+
+from memctl.r2g.extract import extract
+from memctl.r2g.linking import keyword_similarity, same_event, signature, similar_pairs, time_interval
+
+
+def _signature(sentence, turn_time):
+    result = extract(sentence, ref_time=turn_time)
+    return signature(result.facts[0], result, turn_time)
+
+
+def test_the_same_event_told_twice_is_merged():
+    first = _signature("Tom played soccer in the park yesterday.", "2023-05-10")
+    second = _signature("Tom played soccer with friends.", "2023-05-09")
+    assert same_event(first, second)
+
+
+def test_different_days_roles_or_polarity_are_not_merged():
+    told = _signature("Tom played soccer yesterday.", "2023-05-10")
+    assert not same_event(told, _signature("Tom played soccer yesterday.", "2023-05-20"))
+    assert not same_event(told, _signature("Jake played soccer yesterday.", "2023-05-10"))
+    assert not same_event(told, _signature("Tom didn't play soccer yesterday.", "2023-05-10"))
+
+
+def test_chinese_events_with_relative_times():
+    first = _signature("小明昨天在公园里踢足球。", "2023-05-10")
+    second = _signature("小明在公园踢足球。", "2023-05-09")
+    assert same_event(first, second)
+
+
+def test_time_intervals():
+    assert time_interval("2023-05-07", "day") == (date(2023, 5, 7), date(2023, 5, 7))
+    assert time_interval("2023-W19", "week") == (date(2023, 5, 8), date(2023, 5, 14))
+    assert time_interval("2024-02", "month") == (date(2024, 2, 1), date(2024, 2, 29))
+    assert time_interval("2023-12", "month") == (date(2023, 12, 1), date(2023, 12, 31))
+    assert time_interval("2022", "year") == (date(2022, 1, 1), date(2022, 12, 31))
+    with pytest.raises(ValueError):
+        time_interval("x", "unspecified")
+
+
+def test_similar_pairs_are_thresholded_and_capped():
+    keywords = {
+        "a": {"蓝牙", "win11", "驱动"},
+        "b": {"蓝牙", "win11", "耳机"},
+        "c": {"蓝牙", "win11", "驱动", "报错"},
+        "d": {"足球", "公园"},
+    }
+    pairs = similar_pairs(keywords, threshold=0.3, cap=1)
+    assert pairs[0] == ("a", "c", 0.75)
+    linked = [node for pair in pairs for node in pair[:2]]
+    assert all(linked.count(node) <= 1 for node in keywords)
+    assert keyword_similarity({"x"}, set()) == 0.0
+    assert all(score >= 0.3 for _, _, score in similar_pairs(keywords, threshold=0.3, cap=8))
