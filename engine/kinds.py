@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import importlib
 
-_REGISTRY: dict[str, str] = {}
+_REGISTRY: dict[str, str] = {
+    "text": "engine.text.kind:TextKind",
+    "graph": "engine.graph.kind:GraphKind",
+}
 
 
 def register(name: str, target: str) -> None:

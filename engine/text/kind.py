@@ -1,0 +1,132 @@
+"""The `text` derived segment kind: postings segments built from the records of the `text.*` tables.
+
+Records (the source of truth, written by engine.text.index.TextIndex):
+    text.doc   external key → {"docno", "fields": {name: text}, "tokens": {name: [terms, positions]},
+                               "type", "ts", "tags"}; the tokens are stored so that neither a flush nor a
+                               reader's in-memory part needs the tokenizer (jieba) again
+    text.dead  docno as 16 hex digits → 1: a document number that a delete or an update retired
+    text.meta  "tokenizer" → the analysis signature of the documents (Tokenizer.signature())
+
+A flush writes one `text.postings` segment holding the flushed documents and, in its `deleted` column, the
+docnos retired in that flush (they may live in older segments). A reader combines every segment with an
+in-memory part built from its snapshot's unflushed records. Compaction merges all segments into one and
+drops every retired document and every term only they held.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.errors import CorruptionError
+from engine.format import TEXT_DEAD_TABLE, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE, TEXT_SEGMENT_KIND
+from engine.records import TOMBSTONE
+from engine.text.build import Document, build, build_memory, merge
+from engine.text.reader import TextSegment, verify
+
+SIGNATURE_KEY = "tokenizer"
+SEGMENT_LABEL = TEXT_SEGMENT_KIND.split(".", 1)[1]  # the store names segments "<owner>.<label>"
+
+
+def dead_key(docno: int) -> str:
+    return f"{docno:016x}"
+
+
+class TextKind:
+    name = "text"
+
+    def __init__(self, store):
+        self.store = store
+
+    def _signature(self) -> dict:
+        return self.store.get(TEXT_META_TABLE, SIGNATURE_KEY) or {}
+
+    def flush(self, changes: dict, new_segment) -> None:
+        dead = _dead_docnos(changes.get(TEXT_DEAD_TABLE, {}))
+        documents = _documents(changes.get(TEXT_DOCUMENT_TABLE, {}), dead)
+        if not documents and not dead:
+            return
+        columns, meta = _guarded(build, documents, sorted(dead), self._signature())
+        _write(new_segment(SEGMENT_LABEL), columns, meta)
+
+    def compact(self, segments: list, new_segment) -> None:
+        readers = [TextSegment.from_segment(segment) for segment in segments]
+        deleted = np.unique(np.concatenate([reader.deleted for reader in readers] or [np.zeros(0, np.int64)]))
+        columns, meta = _guarded(merge, readers, deleted, self._signature())
+        if meta["documents"]:
+            _write(new_segment(SEGMENT_LABEL), columns, meta)
+
+    def check(self, segments: list):
+        """CorruptionError for every inconsistency of every segment (used by `memctl check`)."""
+        for segment in segments:
+            for reason in verify(TextSegment.from_segment(segment)):
+                yield CorruptionError(segment.path, None, reason)
+
+    def open(self, segments: list) -> "TextSnapshot":
+        parts = [TextSegment.from_segment(segment) for segment in segments]
+        dead = _dead_docnos(self.store.memtable(TEXT_DEAD_TABLE))
+        documents = _documents(self.store.memtable(TEXT_DOCUMENT_TABLE), dead)
+        if documents:
+            parts.append(_guarded(build_memory, documents, (), self._signature()))
+        return TextSnapshot(parts, sorted(dead), self._signature())
+
+
+class TextSnapshot:
+    """The text index at one store snapshot: segment readers, the in-memory part, retired docnos."""
+
+    def __init__(self, parts: list, deleted: list, signature: dict):
+        self.parts = parts
+        self.deleted = deleted
+        self.signature = signature
+        self._searchers: dict = {}
+
+    def searcher(self, tokenizer, parameters=None, kernels: str = "numpy"):
+        from engine.text.search import Searcher
+
+        cache_key = (id(tokenizer), id(parameters), kernels)
+        searcher = self._searchers.get(cache_key)
+        if searcher is None:
+            searcher = self._searchers[cache_key] = Searcher(self.parts, tokenizer, parameters, self.deleted,
+                                                             kernels)
+        return searcher
+
+
+def _dead_docnos(rows: dict) -> set:
+    dead = set()
+    for key, value in rows.items():
+        if value is TOMBSTONE:
+            continue
+        try:
+            dead.add(int(key, 16))
+        except ValueError:
+            raise CorruptionError(TEXT_DEAD_TABLE, None, f"record key {key!r} is not a hex document number") from None
+    return dead
+
+
+def _documents(rows: dict, dead: set) -> list:
+    documents = []
+    for key, value in rows.items():
+        if value is TOMBSTONE:
+            continue
+        try:
+            if value["docno"] in dead:
+                continue
+            documents.append(Document(value["docno"], key, value["tokens"], value.get("type"), value.get("ts"),
+                                      value.get("tags") or ()))
+        except (KeyError, TypeError):
+            raise CorruptionError(TEXT_DOCUMENT_TABLE, None, f"text document record {key!r} is malformed") from None
+    return documents
+
+
+def _guarded(builder, sources: list, deleted, signature):
+    """Build from stored tokens or segments; inputs that do not fit together (token and position counts,
+    overlapping docno ranges) mean damaged records or segments, not a bug to show as a traceback."""
+    try:
+        return builder(sources, deleted, signature)
+    except (ValueError, TypeError) as error:
+        raise CorruptionError(TEXT_DOCUMENT_TABLE, None, f"text index inputs are inconsistent ({error})") from None
+
+
+def _write(writer, columns: dict, meta: dict) -> None:
+    for name in sorted(columns):
+        writer.add_column(name, columns[name])
+    writer.set_meta(meta)

@@ -1,0 +1,284 @@
+"""Postings: per term, the (document, field, term frequency) entries as varints, plus a positions stream.
+
+One term's postings are the bytes `postings[postings_offsets[t]:postings_offsets[t+1]]`, entries in
+(document, field) order, as two runs of varints:
+
+    documents  per entry: (document − previous entry's document) · 2 + plain; the first delta is from 0;
+               plain = 1 when tf = 1 and field = plain_field (the segment's largest field): the common case
+    details    per entry that is not plain: (tf − 1) · field_slots + field
+
+Entries form blocks of BLOCK_ENTRIES. A term of more than one block has one skip entry per block, rows
+`skip_rows(t)` of `skip_documents` (first document of the block), `skip_bytes` (where the block's document
+varints start) and `skip_detail_bytes` (where its detail varints start), offsets from the term's first
+byte, so that a filtered search decodes only the blocks that can hold its candidates. A term's skip rows
+follow from the entry counts (the terms before it with more than one block), so they are not stored.
+
+Positions, `positions[position_offsets[t]:position_offsets[t+1]]`: per entry, its tf positions as varint
+deltas, the first from 0.
+
+Everything is encoded for all terms at once and decoded per term with vectorized numpy (engine.text.varint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.errors import CorruptionError
+from engine.format import TEXT_BLOCK_ENTRIES as BLOCK_ENTRIES
+from engine.text import varint
+
+
+@dataclass
+class EncodedPostings:
+    postings: np.ndarray  # uint8
+    postings_offsets: np.ndarray  # [terms + 1]
+    positions: np.ndarray  # uint8
+    position_offsets: np.ndarray  # [terms + 1]
+    entry_counts: np.ndarray  # [terms]
+    document_frequencies: np.ndarray  # [terms]
+    skip_documents: np.ndarray
+    skip_bytes: np.ndarray
+    skip_detail_bytes: np.ndarray
+
+
+def narrow(values) -> np.ndarray:
+    """The values in the smallest unsigned dtype that holds them (columns shrink by 2-8x)."""
+    values = np.asarray(values)
+    top = int(values.max()) if values.size else 0
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dtype).max:
+            return values.astype(dtype)
+    return values.astype(np.uint64)
+
+
+def blocks_per_term(entry_counts: np.ndarray) -> np.ndarray:
+    """Skip entries of each term: one per block for terms of more than one block, else none."""
+    counts = np.asarray(entry_counts, dtype=np.int64)
+    return np.where(counts > BLOCK_ENTRIES, -(-counts // BLOCK_ENTRIES), 0)
+
+
+def encode(term_ids, documents, fields, frequencies, positions, term_count: int, field_slots: int,
+           plain_field: int = 0) -> EncodedPostings:
+    """Entries sorted by (term, document, field), every term in range(term_count) present; `positions`
+    holds each entry's `frequencies[i]` positions, ascending, entry after entry."""
+    term_ids = np.asarray(term_ids, dtype=np.int64)
+    documents = np.asarray(documents, dtype=np.int64)
+    frequencies = np.asarray(frequencies, dtype=np.int64)
+    entry_count = term_ids.size
+    first_entries = np.flatnonzero(_run_starts(term_ids))
+    if first_entries.size != term_count:
+        raise ValueError("every term needs at least one entry")
+    counts = np.diff(np.append(first_entries, entry_count))
+    rank = np.arange(entry_count) - np.repeat(first_entries, counts)
+
+    deltas = np.diff(documents, prepend=0)
+    deltas[first_entries] = documents[first_entries]
+    details = (frequencies - 1) * field_slots + np.asarray(fields, dtype=np.int64)
+    plain = details == plain_field
+    document_values = (deltas << 1) | plain
+    document_lengths = varint.encoded_lengths(document_values)
+    detail_lengths = np.where(plain, 0, varint.encoded_lengths(details))
+    term_document_bytes = _sums(document_lengths, first_entries)
+    term_bytes = term_document_bytes + _sums(detail_lengths, first_entries)
+    document_offsets = _exclusive_cumsum_within(document_lengths, first_entries, counts)
+    detail_offsets = _exclusive_cumsum_within(detail_lengths, first_entries, counts) + \
+        np.repeat(term_document_bytes, counts)
+    skip_rows = np.flatnonzero((rank % BLOCK_ENTRIES == 0) & np.repeat(counts > BLOCK_ENTRIES, counts))
+    new_document = _run_starts(documents)
+    new_document[first_entries] = True
+
+    position_values = _position_deltas(np.asarray(positions, dtype=np.int64), frequencies)
+    position_lengths = varint.encoded_lengths(position_values)
+    position_entry_bytes = _sums(position_lengths, _starts(frequencies))
+    position_term_bytes = _sums(position_entry_bytes, first_entries)
+    return EncodedPostings(
+        postings=_term_streams(document_values, details[~plain], counts, _sums((~plain).astype(np.int64), first_entries)),
+        postings_offsets=narrow(np.append(0, np.cumsum(term_bytes))),
+        positions=varint.encode(position_values),
+        position_offsets=narrow(np.append(0, np.cumsum(position_term_bytes))),
+        entry_counts=narrow(counts),
+        document_frequencies=narrow(_sums(new_document.astype(np.int64), first_entries)),
+        skip_documents=narrow(documents[skip_rows]),
+        skip_bytes=narrow(document_offsets[skip_rows]),
+        skip_detail_bytes=narrow(detail_offsets[skip_rows]),
+    )
+
+
+def _term_streams(document_values, detail_values, counts, detail_counts) -> np.ndarray:
+    """Varints term after term: the term's document values, then its detail values."""
+    terms = np.concatenate([np.repeat(np.arange(counts.size), counts), np.repeat(np.arange(counts.size), detail_counts)])
+    values = np.concatenate([document_values, detail_values]).astype(np.uint64)
+    return varint.encode(values[np.argsort(terms, kind="stable")])
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    starts = np.ones(values.size, dtype=bool)
+    if values.size:
+        np.not_equal(values[1:], values[:-1], out=starts[1:])
+    return starts
+
+
+def _sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Sums of values over the runs beginning at `starts` (every run non-empty)."""
+    if starts.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.add.reduceat(np.asarray(values, dtype=np.int64), starts)
+
+
+def _exclusive_cumsum_within(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """For each element, the sum of the elements before it in its run."""
+    running = np.cumsum(values) - values
+    return running - np.repeat(running[starts], counts) if starts.size else running
+
+
+def _starts(frequencies: np.ndarray) -> np.ndarray:
+    return np.cumsum(frequencies) - frequencies
+
+
+def _position_deltas(positions: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
+    if positions.size == 0:
+        return positions.astype(np.uint64)
+    if (positions < 0).any():
+        raise ValueError("positions must be non-negative")
+    deltas = np.diff(positions, prepend=0)
+    starts = _starts(frequencies)
+    deltas[starts] = positions[starts]
+    if (deltas < 0).any():
+        raise ValueError("positions must ascend within an entry")
+    return deltas.astype(np.uint64)
+
+
+class PostingsReader:
+    """Decodes one segment's postings; `column(name)` returns the arrays named like EncodedPostings'."""
+
+    def __init__(self, column, field_slots: int, document_count: int, path: str = "<memory>", plain_field: int = 0):
+        self._column = column
+        self.plain_field = plain_field
+        self.field_slots = field_slots
+        self.document_count = document_count
+        self.path = path
+        self._skip_starts = None
+
+    def skip_rows(self, term: int) -> tuple[int, int]:
+        if self._skip_starts is None:
+            self._skip_starts = np.append(0, np.cumsum(blocks_per_term(self._column("entry_counts"))))
+        return int(self._skip_starts[term]), int(self._skip_starts[term + 1])
+
+    def entries(self, term: int, within: np.ndarray | None = None, kernels=None):
+        """(documents, fields, frequencies) as int64 arrays of a term's entries, in document order.
+
+        within: sorted local document numbers the caller cares about; when given, only the blocks that
+        can hold them are decoded (entries of other documents may still be returned). kernels: the
+        engine.text.kernels module to decode with, or None for numpy."""
+        offsets = self._column("postings_offsets")
+        start, end = int(offsets[term]), int(offsets[term + 1])
+        count = int(self._column("entry_counts")[term])
+        if within is not None and count > BLOCK_ENTRIES:
+            return self._blocks(term, start, end, count, within)
+        if kernels is not None:
+            documents, fields, frequencies, status = kernels.decode_entries(
+                self._column("postings"), start, end, count, self.field_slots, self.plain_field, self.document_count)
+            if status:
+                raise CorruptionError(self.path, start, "postings of a term are malformed")
+            return documents, fields, frequencies
+        values = varint.decode(self._column("postings")[start:end], self.path, start)
+        return self._assemble(values[:count], values[count:], None, start)
+
+    def _assemble(self, document_values: np.ndarray, detail_values: np.ndarray, first_document, start: int):
+        values = document_values.view(np.int64)
+        if values.size and (int(values.min()) < 0 or int(values.max()) >> 1 >= self.document_count):
+            raise CorruptionError(self.path, start, "postings name a document beyond the segment")
+        plain = (values & 1).astype(bool)
+        documents = np.cumsum(values >> 1)
+        if first_document is not None and documents.size:
+            documents += first_document - documents[0]
+        if documents.size and documents[-1] >= self.document_count:
+            raise CorruptionError(self.path, start, "postings name a document beyond the segment")
+        if detail_values.size != plain.size - int(np.count_nonzero(plain)):
+            raise CorruptionError(self.path, start, "postings hold the wrong number of entry details")
+        details = np.full(plain.size, self.plain_field, dtype=np.int64)
+        if detail_values.size:
+            detail_values = detail_values.view(np.int64)
+            if int(detail_values.min()) < 0:
+                raise CorruptionError(self.path, start, "postings hold an invalid entry detail")
+            details[~plain] = detail_values
+        if self.field_slots == 1:
+            return documents, np.zeros(plain.size, dtype=np.int64), details + 1
+        return documents, details % self.field_slots, details // self.field_slots + 1
+
+    def _blocks(self, term: int, start: int, end: int, count: int, within: np.ndarray):
+        first_skip, end_skip = self.skip_rows(term)
+        block_documents = self._column("skip_documents")[first_skip:end_skip].astype(np.int64)
+        document_bytes = self._column("skip_bytes")[first_skip:end_skip].astype(np.int64)
+        detail_bytes = self._column("skip_detail_bytes")[first_skip:end_skip].astype(np.int64)
+        document_limits = np.append(document_bytes, detail_bytes[0])
+        detail_limits = np.append(detail_bytes, end - start)
+        # `within` is sorted, so the blocks holding it come in order: keep each once.
+        wanted = sorted(set((np.searchsorted(block_documents, within, side="right") - 1).tolist()))
+        data = self._column("postings")
+        pieces = []
+        for block in (block for block in wanted if block >= 0):
+            document_values = varint.decode(data[start + document_limits[block]: start + document_limits[block + 1]],
+                                            self.path, start)
+            detail_values = varint.decode(data[start + detail_limits[block]: start + detail_limits[block + 1]],
+                                          self.path, start)
+            if document_values.size != min(BLOCK_ENTRIES, count - block * BLOCK_ENTRIES):
+                raise CorruptionError(self.path, start, "a postings block holds the wrong number of entries")
+            pieces.append(self._assemble(document_values, detail_values, int(block_documents[block]), start))
+        if not pieces:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        return tuple(np.concatenate(parts) for parts in zip(*pieces))
+
+    def positions(self, term: int, frequencies: np.ndarray) -> np.ndarray:
+        """Absolute positions of every entry of `term` (all entries, as returned by `entries(term)`)."""
+        offsets = self._column("position_offsets")
+        start, end = int(offsets[term]), int(offsets[term + 1])
+        deltas = varint.decode(self._column("positions")[start:end], self.path, start).astype(np.int64)
+        if deltas.size != int(frequencies.sum()):
+            raise CorruptionError(self.path, start, "positions do not match the term frequencies")
+        return _segmented_cumsum(deltas, frequencies)
+
+    def all_entries(self):
+        """Every entry of the segment at once: (terms, documents, fields, frequencies, positions), term order.
+
+        One decode of the whole postings stream and one of the positions stream (compaction, checks)."""
+        counts = self._column("entry_counts").astype(np.int64)
+        offsets = self._column("postings_offsets").astype(np.int64)
+        if offsets.size != counts.size + 1 or (np.diff(offsets) < 0).any():
+            raise CorruptionError(self.path, None, "postings offsets are not ascending")
+        values = varint.decode(self._column("postings")[:int(offsets[-1]) if offsets.size else 0], self.path, 0)
+        ends = np.flatnonzero(self._column("postings")[:int(offsets[-1]) if offsets.size else 0] < 0x80) + 1
+        # Value index of each term's first byte: how many varints end before it.
+        term_values = np.searchsorted(ends, offsets, side="right")
+        terms = np.repeat(np.arange(counts.size), counts)
+        document_index = np.repeat(term_values[:-1], counts) + (np.arange(counts.sum()) - np.repeat(_starts(counts), counts))
+        document_values = values[document_index]
+        is_detail = np.ones(values.size, dtype=bool)
+        is_detail[document_index] = False
+        plain = (document_values & np.uint64(1)).astype(bool)
+        details = np.full(plain.size, self.plain_field, dtype=np.int64)
+        if int(is_detail.sum()) != int((~plain).sum()):
+            raise CorruptionError(self.path, 0, "postings hold the wrong number of entry details")
+        details[~plain] = values[is_detail].astype(np.int64)
+        deltas = (document_values >> np.uint64(1)).astype(np.int64)
+        documents = _segmented_cumsum(deltas, counts)
+        if documents.size and (documents.max() >= self.document_count or documents.min() < 0):
+            raise CorruptionError(self.path, 0, "postings name a document beyond the segment")
+        frequencies = details // self.field_slots + 1
+        position_offsets = self._column("position_offsets")
+        position_end = int(position_offsets[-1]) if position_offsets.size else 0
+        deltas = varint.decode(self._column("positions")[:position_end], self.path, 0).astype(np.int64)
+        if deltas.size != int(frequencies.sum()):
+            raise CorruptionError(self.path, 0, "positions do not match the term frequencies")
+        return terms, documents, details % self.field_slots, frequencies, _segmented_cumsum(deltas, frequencies)
+
+
+def _segmented_cumsum(values: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:
+    """Running sums that restart at every run (runs of the given lengths, in order)."""
+    running = np.cumsum(values)
+    nonempty = run_lengths > 0
+    starts = _starts(run_lengths)[nonempty]
+    return running - np.repeat(running[starts] - values[starts], run_lengths[nonempty])

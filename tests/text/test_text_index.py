@@ -1,0 +1,235 @@
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from engine import fs
+from engine.errors import InputError
+from engine.store import Store
+from engine.text.index import TextIndex
+from engine.text.search import Searcher
+from engine.text.tokenizer import Tokenizer
+from text_testkit import document, segment
+
+TOKENIZER = Tokenizer()
+
+
+class Crash(Exception):
+    pass
+
+
+def crash():
+    raise Crash()
+
+
+@pytest.fixture(autouse=True)
+def _disarm():
+    yield
+    fs.disarm_all()
+
+
+@pytest.fixture
+def store(tmp_path):
+    opened = Store.open(str(tmp_path / "store"))
+    yield opened
+    opened.close()
+
+
+def results(index, query, **options):
+    return [(hit.key, round(hit.score, 9)) for hit in index.search(query, top=50, **options)]
+
+
+def files_containing(root, needle: bytes):
+    found = []
+    for directory, _subdirectories, names in os.walk(root):
+        for name in names:
+            with open(os.path.join(directory, name), "rb") as handle:
+                if needle in handle.read():
+                    found.append(name)
+    return found
+
+
+def test_add_search_update_delete_across_flush_and_compaction(store):
+    index = TextIndex(store, TOKENIZER)
+    index.add("a", "Win11 蓝牙打不开了", type="chat", timestamp=10)
+    index.add_many([{"key": "b", "fields": {"title": "USB error", "text": "error 0x8007045D on the USB drive"}},
+                    {"key": "c", "fields": "the quick brown fox"}])
+    assert [hit.key for hit in index.search("蓝牙 打不开")] == ["a"]
+    store.flush()
+    index.add("c", "brown dogs and quick foxes")
+    assert [hit.key for hit in index.search("quick brown")] == ["c"]
+    assert index.get("c")["fields"] == {"text": "brown dogs and quick foxes"}
+    store.flush()
+    assert index.delete("a") is True
+    assert index.delete("a") is False
+    assert index.search("蓝牙") == []
+    before = results(index, "quick brown error usb")
+    assert index.statistics()["documents"] == 2
+    store.compact()
+    assert results(index, "quick brown error usb") == before
+    assert index.statistics()["parts"] == 1
+
+
+def test_results_are_identical_after_restart_and_for_a_reader(tmp_path):
+    path = str(tmp_path / "store")
+    with Store.open(path) as store:
+        index = TextIndex(store, TOKENIZER)
+        for number in range(30):
+            index.add(f"k{number}", f"document {number} about topic{number % 4} and 蓝牙{'耳机' if number % 3 else ''}")
+            if number % 10 == 9:
+                store.flush()
+        index.delete("k3")
+        expected = {query: results(index, query) for query in ("topic1 document", "蓝牙耳机", "about")}
+    with Store.open(path, writable=False) as reader:
+        assert {query: results(TextIndex(reader, TOKENIZER), query) for query in expected} == expected
+    with Store.open(path) as store:
+        store.compact()
+        assert {query: results(TextIndex(store, TOKENIZER), query) for query in expected} == expected
+
+
+def test_one_batch_holds_several_versions_of_a_key(store):
+    index = TextIndex(store, TOKENIZER)
+    with store.batch() as batch:
+        index.add("k", "first version alpha", batch=batch)
+        index.add("k", "second version beta", batch=batch)
+    assert [hit.key for hit in index.search("beta")] == ["k"]
+    assert index.search("alpha") == []
+    store.flush()
+    assert index.search("alpha") == [] and index.statistics()["documents"] == 1
+
+
+@pytest.mark.parametrize("document", [
+    {"key": "", "fields": "x"},
+    {"key": "k", "fields": 3},
+    {"key": "k", "fields": {"text": b"bytes"}},
+    {"key": "k", "fields": "x", "timestamp": "yesterday"},
+    {"key": "k", "fields": "x", "timestamp": float("nan")},
+    {"key": "k", "fields": "x", "tags": "one"},
+    "not a mapping",
+])
+def test_bad_documents_are_refused_and_nothing_is_written(store, document):
+    index = TextIndex(store, TOKENIZER)
+    index.add("existing", "kept text")
+    sequence = store.sequence
+    with pytest.raises(InputError):
+        index.add_many([{"key": "fine", "fields": "fine"}, document])
+    assert store.sequence == sequence
+    assert [hit.key for hit in index.search("fine kept")] == ["existing"]
+
+
+def test_compaction_leaves_no_trace_of_deleted_text(store):
+    index = TextIndex(store, TOKENIZER)
+    index.add("secret", "the password is zanzibarquux 机密词汇")
+    index.add("public", "an ordinary note")
+    store.flush()
+    index.delete("secret")
+    store.compact()
+    assert files_containing(store.path, b"zanzibarquux") == []
+    assert files_containing(store.path, "机密词汇".encode()) == []
+    assert [hit.key for hit in index.search("ordinary")] == ["public"]
+
+
+@pytest.mark.parametrize("operation, failpoint", [
+    ("flush", "flush.after_segments"), ("flush", "segment.before_rename"), ("flush", "flush.after_new_wal"),
+    ("compact", "compact.after_segments"), ("compact", "compact.after_manifest.before_unlink"),
+])
+def test_a_crash_during_flush_or_compaction_loses_no_acknowledged_document(tmp_path, operation, failpoint):
+    path = str(tmp_path / "store")
+    store = Store.open(path)
+    index = TextIndex(store, TOKENIZER)
+    index.add("a", "alpha document")
+    store.flush()
+    index.add("b", "beta document")
+    index.delete("a")
+    if operation == "compact":
+        store.flush()
+        index.add("c", "gamma document")
+    expected = results(index, "alpha beta gamma document")
+    fs.arm(failpoint, 1, crash)
+    with pytest.raises(Crash):
+        getattr(store, operation)()
+    fs.disarm_all()
+    store.close()  # frees the lock as the crashed process's exit would; writes nothing
+    with Store.open(path) as reopened:
+        assert results(TextIndex(reopened, TOKENIZER), "alpha beta gamma document") == expected
+        reopened.compact()
+        assert results(TextIndex(reopened, TOKENIZER), "alpha beta gamma document") == expected
+    with Store.open(path, writable=False) as reader:
+        assert results(TextIndex(reader, TOKENIZER), "alpha beta gamma document") == expected
+
+
+WORDS = ["alpha", "beta", "gamma", "delta", "蓝牙", "耳机", "0x1f", "v2.1"]
+operations = st.lists(st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 5), st.lists(st.sampled_from(WORDS), min_size=1, max_size=6),
+              st.lists(st.sampled_from(WORDS), max_size=2)),
+    st.tuples(st.just("delete"), st.integers(0, 5)),
+    st.tuples(st.just("flush")),
+    st.tuples(st.just("compact")),
+), max_size=25)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(operations)
+def test_any_history_ranks_like_a_rebuild_from_scratch(tmp_path_factory, history):
+    path = str(tmp_path_factory.mktemp("history") / "store")
+    live = {}
+    with Store.open(path) as store:
+        index = TextIndex(store, TOKENIZER)
+        for operation in history:
+            if operation[0] == "add":
+                fields = {"text": " ".join(operation[2])}
+                if operation[3]:
+                    fields["title"] = " ".join(operation[3])
+                index.add(f"k{operation[1]}", fields)
+                live[f"k{operation[1]}"] = fields
+            elif operation[0] == "delete":
+                assert index.delete(f"k{operation[1]}") == (live.pop(f"k{operation[1]}", None) is not None)
+            else:
+                getattr(store, operation[0])()
+        rebuilt = Searcher([segment([document(TOKENIZER, number, key, fields)
+                                     for number, (key, fields) in enumerate(sorted(live.items()))])], TOKENIZER)
+        for query in ("alpha beta", "蓝牙耳机", "0x1f gamma", "delta v2.1 alpha"):
+            found = index.search(query, top=10)
+            expected = rebuilt.search(query, top=10)
+            assert sorted((hit.key, round(hit.score, 9)) for hit in found) == \
+                sorted((hit.key, round(hit.score, 9)) for hit in expected)
+        assert index.statistics()["documents"] == len(live)
+
+
+def test_check_finds_sound_segments_clean_and_damaged_postings_corrupt(store):
+    from engine.check import check_store
+    from engine.segment import Segment
+    from engine.text.build import build
+    from engine.text.kind import TextKind
+    from engine.text.reader import TextSegment, verify
+
+    index = TextIndex(store, TOKENIZER)
+    index.add_many([{"key": f"k{number}", "fields": {"title": f"t{number}", "text": f"alpha beta {number} 蓝牙"}}
+                    for number in range(300)])
+    store.flush()
+    index.delete("k5")
+    store.flush()
+    report = check_store(store.path)
+    assert report.clean, report.problems
+    segments = store.kind_segments["text"]
+    assert list(TextKind(store).check(segments)) == []
+    columns, meta = build([document(TOKENIZER, 0, "x", {"title": "alpha", "text": "alpha beta"}),
+                           document(TOKENIZER, 1, "y", {"text": "beta gamma"})])
+    assert verify(TextSegment.from_columns(columns, meta)) == []
+    columns["document_frequencies"] = columns["document_frequencies"] + 1
+    assert "document frequencies disagree with the postings" in verify(TextSegment.from_columns(columns, meta))
+    assert isinstance(segments[0], Segment)
+
+
+def test_field_weights_and_filters_through_the_index(store):
+    from engine.text.bm25 import BM25Parameters
+
+    index = TextIndex(store, TOKENIZER, BM25Parameters(field_weights={"title": 5.0, "text": 1.0}))
+    index.add("body", {"text": "bluetooth driver bluetooth", "title": "audio"}, type="note", tags=["pc"])
+    index.add("heading", {"text": "a driver", "title": "bluetooth"}, type="note", timestamp=50.0)
+    assert [hit.key for hit in index.search("bluetooth")] == ["heading", "body"]
+    store.flush()
+    assert [hit.key for hit in index.search("bluetooth", tags=["pc"])] == ["body"]
+    assert [hit.key for hit in index.search("driver", since=10)] == ["heading"]
+    hit = index.search("bluetooth driver", types=["note"])[0]
+    assert hit.type == "note" and set(hit.terms) == {"bluetooth", "driver"}
