@@ -31,6 +31,18 @@ class FileLock:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         return self._fd
 
+    def _open_for_reading(self) -> int | None:
+        """A read-only descriptor suffices for a shared flock; None when the store is read-only media without
+        the lock file (then no writer can run there either)."""
+        try:
+            return self._open()
+        except (PermissionError, OSError):
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                return None
+            return self._fd
+
     def try_acquire(self, exclusive: bool) -> bool:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         try:
@@ -40,7 +52,9 @@ class FileLock:
             return False
 
     def acquire_shared(self) -> None:
-        fcntl.flock(self._open(), fcntl.LOCK_SH)
+        fd = self._open_for_reading()
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_SH)
 
     def release(self) -> None:
         if self._fd is not None:

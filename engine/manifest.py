@@ -28,7 +28,7 @@ from engine.format import (
 )
 
 _header = struct.Struct(MANIFEST_HEADER_FORMAT)
-_CURRENT_PATTERN = re.compile(rf"^{MANIFEST_PREFIX}(\d{{{NUMBER_DIGITS},}})\n$")
+_CURRENT_PATTERN = re.compile(rf"{MANIFEST_PREFIX}(\d{{{NUMBER_DIGITS},}})\n")
 
 
 @dataclass
@@ -74,7 +74,7 @@ def decode(data: bytes, path: str) -> Manifest:
     if version > FORMAT_VERSION:
         raise UnsupportedVersion(path, version, FORMAT_VERSION)
     if length > MANIFEST_MAX_BODY_BYTES or MANIFEST_HEADER_SIZE + length != len(data):
-        raise CorruptionError(path, 8, f"MANIFEST body length {length} does not match the file")
+        raise CorruptionError(path, 12, f"MANIFEST body length {length} does not match the file")
     body = data[MANIFEST_HEADER_SIZE:]
     if crc32(body) != body_crc:
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST checksum mismatch")
@@ -105,7 +105,7 @@ def read_current(directory: str) -> str | None:
         text = raw.decode("ascii")
     except UnicodeDecodeError:
         raise CorruptionError(path, 0, "CURRENT is not ASCII") from None
-    if not _CURRENT_PATTERN.match(text):
+    if not _CURRENT_PATTERN.fullmatch(text):
         raise CorruptionError(path, 0, f"CURRENT does not name a MANIFEST ({text[:40]!r})")
     return text.strip()
 

@@ -70,13 +70,15 @@ class SegmentWriter:
         self._file_crc = crc32(data, self._file_crc)
 
     def add_column(self, name: str, array) -> None:
-        array = np.ascontiguousarray(array)
-        if array.dtype.hasobject:
-            raise TypeError(f"column {name!r} holds Python objects; store bytes or numbers")
+        array = np.asarray(array)
+        if array.dtype.hasobject or array.dtype.fields is not None:
+            raise TypeError(f"column {name!r} must hold plain numbers or bytes (one column per field), "
+                            f"not {array.dtype}")
         padding = -self._size % SEGMENT_COLUMN_ALIGNMENT
         if padding:
             self._write(bytes(padding))
-        data = memoryview(array).cast("B") if array.size else b""
+        flat = np.ascontiguousarray(array.reshape(-1))
+        data = flat.view(np.uint8) if flat.size else b""
         self._columns.append([name, array.dtype.str, list(array.shape), self._size, len(data), crc32(data)])
         self._write(data)
 

@@ -15,6 +15,7 @@ name to its class. Records stay the source of truth; a kind's segments are index
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
 import random
@@ -34,6 +35,7 @@ from engine.format import (
     SEGMENT_DIR,
     TEMP_SUFFIX,
     WAL_DIR,
+    WAL_HEADER_SIZE,
 )
 from engine.lock import GcLock, WriterLock
 from engine.manifest import Manifest
@@ -42,6 +44,21 @@ from engine.segment import Segment, SegmentWriter
 
 DEFAULT_FLUSH_BYTES = 8 << 20
 _WAL_NAME = re.compile(rf"^(\d{{{NUMBER_DIGITS},}})\.log$")
+
+
+def _refuse_writes_after_failure(method):
+    """A flush or compaction that fails part-way leaves the published state unknown (CURRENT may have
+    moved without its directory fsync, so the old WAL may already be obsolete): like a failed commit,
+    it makes this handle refuse every further write; reopening recovers (fsyncgate, REFERENCES B4)."""
+    @functools.wraps(method)
+    def guarded(self, *arguments):
+        try:
+            return method(self, *arguments)
+        except BaseException as error:
+            if self._failure is None and self.writable and self._wal_writer is not None:
+                self._failure = error
+            raise
+    return guarded
 
 
 class Batch:
@@ -151,7 +168,13 @@ class Store:
         return os.path.join(self.path, SEGMENT_DIR)
 
     def _refuse_if_not_empty(self) -> None:
-        leftovers = [name for name in os.listdir(self.path) if name.startswith(MANIFEST_PREFIX)]
+        # What a crash inside _create leaves (temp files, the initial MANIFEST, a WAL without records) is no
+        # store yet: creating it again loses nothing. Anything more means CURRENT was lost.
+        initial = manifest_module.encode(_initial_manifest())
+        leftovers = [name for name in os.listdir(self.path) if name.startswith(MANIFEST_PREFIX)
+                     and not name.endswith(TEMP_SUFFIX) and not _holds(os.path.join(self.path, name), initial)]
+        leftovers += [os.path.join(WAL_DIR, name) for name in _list(self._wal_dir)
+                      if _WAL_NAME.match(name) and os.path.getsize(os.path.join(self._wal_dir, name)) > WAL_HEADER_SIZE]
         if os.path.isdir(self._segment_dir) and os.listdir(self._segment_dir):
             leftovers.append(SEGMENT_DIR)
         if leftovers:
@@ -163,7 +186,7 @@ class Store:
         fs.ensure_dir(self._segment_dir)
         salt = random.getrandbits(32)
         self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, 1), 1, salt)
-        self.manifest = Manifest(number=2, wal_number=1, next_file_number=3)
+        self.manifest = _initial_manifest()
         manifest_module.publish(self.path, self.manifest)
 
     def _load(self, name: str) -> None:
@@ -191,6 +214,11 @@ class Store:
 
     def _recover_wal(self) -> None:
         numbers = self._live_wal_numbers()
+        if numbers:
+            # A crash between creating the next WAL and publishing the MANIFEST that names it leaves a WAL
+            # numbered at or above next_file_number; handing that number out again would replace the live WAL
+            # (LevelDB's MarkFileNumberUsed).
+            self.manifest.next_file_number = max(self.manifest.next_file_number, numbers[-1] + 1)
         last_scan = None
         for number in numbers:
             scan = wal.scan(wal.wal_path(self._wal_dir, number))
@@ -243,13 +271,16 @@ class Store:
         _validate_operations(operations)
         try:
             self._wal_writer.append(payload)
-        except OSError as error:
+        except BaseException as error:
             # fsyncgate: after a failed write or fsync the page cache may have dropped data; never retry
-            # on this handle. Reopening replays the WAL up to its last valid record.
+            # on this handle. Any interruption between write and fsync (KeyboardInterrupt too) leaves the
+            # batch's fate to recovery, so the sequence must not be reused: reopening replays the WAL up to
+            # its last valid record.
             self._failure = error
             raise
         self.sequence = sequence
-        self._apply(operations, len(payload))
+        # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
+        self._apply(unpack(payload)[1], len(payload))
         if self.memtable_bytes >= self.flush_bytes:
             self.flush()
         return sequence
@@ -351,6 +382,7 @@ class Store:
             entries.append(entry)
         return entries
 
+    @_refuse_writes_after_failure
     def flush(self) -> None:
         """Fold the memtable into new segments and start a new WAL."""
         self._check_writable()
@@ -380,6 +412,7 @@ class Store:
                 changes.setdefault(owner, {})[table] = rows
         return changes
 
+    @_refuse_writes_after_failure
     def compact(self) -> None:
         """Merge every segment of each kind into one, dropping deleted and superseded records."""
         self.flush()
@@ -503,6 +536,15 @@ class Store:
 
 
 _MISSING = object()
+
+
+def _initial_manifest() -> Manifest:
+    return Manifest(number=2, wal_number=1, next_file_number=3)
+
+
+def _holds(path: str, content: bytes) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(len(content) + 1) == content
 
 
 def _ranked(items, rank: int):

@@ -12,6 +12,7 @@ by valid ones (never skipped: the store refuses to open).
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 from dataclasses import dataclass, field
@@ -41,8 +42,14 @@ _file_header = struct.Struct(WAL_HEADER_FORMAT)
 _MAX_FRAGMENT = WAL_BLOCK_SIZE - WAL_RECORD_HEADER_SIZE
 
 
-def _record_crc(salt_bytes: bytes, record_type: int, payload) -> int:
-    return mask_crc(crc32(payload, crc32(salt_bytes + bytes((record_type,)))))
+def crc_seeds(salt: int) -> tuple:
+    """CRC of salt ++ type for every record type, computed once per file: a record's CRC extends its seed."""
+    salt_bytes = struct.pack("<I", salt)
+    return tuple(crc32(salt_bytes + bytes((record_type,))) for record_type in range(WAL_TYPE_LAST + 1))
+
+
+def _record_crc(seeds: tuple, record_type: int, payload) -> int:
+    return mask_crc(crc32(payload, seeds[record_type]))
 
 
 def encode_header(number: int, salt: int) -> bytes:
@@ -52,7 +59,7 @@ def encode_header(number: int, salt: int) -> bytes:
 
 def frame(payload: bytes, salt: int, file_size: int) -> bytes:
     """The bytes that append `payload` as one logical record to a file currently `file_size` bytes long."""
-    salt_bytes = struct.pack("<I", salt)
+    seeds = crc_seeds(salt)
     out = bytearray()
     position = file_size
     remaining = memoryview(payload)
@@ -74,7 +81,7 @@ def frame(payload: bytes, salt: int, file_size: int) -> bytes:
         else:
             record_type = WAL_TYPE_MIDDLE
         fragment = remaining[:fragment_length]
-        out += _record_header.pack(_record_crc(salt_bytes, record_type, fragment), fragment_length, record_type)
+        out += _record_header.pack(_record_crc(seeds, record_type, fragment), fragment_length, record_type)
         out += fragment
         position += WAL_RECORD_HEADER_SIZE + fragment_length
         remaining = remaining[fragment_length:]
@@ -160,7 +167,7 @@ def scan(path: str) -> WalScan:
 
 
 def _scan_records(data: bytes, result: WalScan) -> None:
-    salt_bytes = struct.pack("<I", result.salt)
+    seeds = crc_seeds(result.salt)
     position = WAL_HEADER_SIZE
     record_start = position
     pending: list | None = None
@@ -170,7 +177,7 @@ def _scan_records(data: bytes, result: WalScan) -> None:
         if left_in_block < WAL_RECORD_HEADER_SIZE:
             position += left_in_block
             continue
-        problem = _check_fragment(data, position, left_in_block, salt_bytes)
+        problem = _check_fragment(data, position, left_in_block, seeds)
         if problem:
             _classify_failure(data, position, record_start if pending is not None else position, problem, result)
             return
@@ -196,7 +203,7 @@ def _scan_records(data: bytes, result: WalScan) -> None:
         result.status, result.problem_offset, result.reason = "torn_tail", record_start, "record cut short at EOF"
 
 
-def _check_fragment(data: bytes, position: int, left_in_block: int, salt_bytes: bytes) -> str:
+def _check_fragment(data: bytes, position: int, left_in_block: int, seeds: tuple) -> str:
     """An empty string when the fragment at `position` is whole and its CRC matches, else why not."""
     if position + WAL_RECORD_HEADER_SIZE > len(data):
         return "record header cut short at EOF"
@@ -209,22 +216,43 @@ def _check_fragment(data: bytes, position: int, left_in_block: int, salt_bytes: 
     if payload_end > len(data):
         return "record payload cut short at EOF"
     payload = memoryview(data)[position + WAL_RECORD_HEADER_SIZE: payload_end]
-    if _record_crc(salt_bytes, record_type, payload) != checksum:
+    if _record_crc(seeds, record_type, payload) != checksum:
         return "record checksum mismatch"
     return ""
 
 
 def _classify_failure(data: bytes, position: int, record_start: int, reason: str, result: WalScan) -> None:
-    """Damage followed by any valid fragment at a later block start is corruption; otherwise a torn tail."""
-    salt_bytes = struct.pack("<I", result.salt)
-    block = position // WAL_BLOCK_SIZE + 1
-    while block * WAL_BLOCK_SIZE < len(data):
-        start = block * WAL_BLOCK_SIZE
-        if not _check_fragment(data, start, WAL_BLOCK_SIZE, salt_bytes):
+    """Damage is corruption when a record validly *starts* after it: a FULL or FIRST fragment there was
+    appended by a later batch, after this one's fsync, so the damage is not a crash mid-append. A MIDDLE or
+    LAST fragment alone proves nothing: a crash can persist an append's later pages and lose earlier ones.
+    Candidates are every byte of the rest of the damaged block (the next record may follow the damaged one
+    there) and every later block start; from each valid fragment the chain of valid fragments after it is
+    followed, so a record starting after the damaged record's surviving tail is found too. Otherwise the
+    damage is the torn tail of the last append."""
+    seeds = crc_seeds(result.salt)
+    block_end = (position // WAL_BLOCK_SIZE + 1) * WAL_BLOCK_SIZE
+    candidates = itertools.chain(range(position + 1, min(block_end, len(data))),
+                                 range(block_end, len(data), WAL_BLOCK_SIZE))
+    for start in candidates:
+        if _record_starts_in_chain(data, start, seeds):
             result.status, result.problem_offset, result.reason = "corruption", position, reason
             return
-        block += 1
     result.status, result.problem_offset, result.reason = "torn_tail", record_start, reason
+
+
+def _record_starts_in_chain(data: bytes, position: int, seeds: tuple) -> bool:
+    while position + WAL_RECORD_HEADER_SIZE <= len(data):
+        left_in_block = WAL_BLOCK_SIZE - position % WAL_BLOCK_SIZE
+        if left_in_block < WAL_RECORD_HEADER_SIZE:
+            position += left_in_block
+            continue
+        if _check_fragment(data, position, left_in_block, seeds):
+            return False
+        _checksum, length, record_type = _record_header.unpack_from(data, position)
+        if record_type in (WAL_TYPE_FULL, WAL_TYPE_FIRST):
+            return True
+        position += WAL_RECORD_HEADER_SIZE + length
+    return False
 
 
 def truncate_torn_tail(scan_result: WalScan) -> None:

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
+
+# Each test directory keeps its helpers in a module of a unique name (engine_testkit, graph_reference…);
+# with --import-mode=importlib those directories are not on sys.path by themselves.
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(_TESTS, name) for name in sorted(os.listdir(_TESTS))
+                if os.path.isdir(os.path.join(_TESTS, name)) and not name.startswith((".", "_"))]
 
 
 @pytest.fixture(autouse=True)

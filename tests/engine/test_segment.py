@@ -1,0 +1,400 @@
+"""engine.segment: the container of MANIFEST.spec section 3, zero-copy columns and lazily checked CRCs."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+
+import numpy as np
+import pytest
+
+from engine import segment as segment_module
+from engine.codec import crc32, pack, unpack
+from engine.errors import CorruptionError, UnsupportedVersion
+from engine.format import (
+    FORMAT_VERSION,
+    SEGMENT_COLUMN_ALIGNMENT,
+    SEGMENT_FOOTER_FORMAT,
+    SEGMENT_FOOTER_MAGIC,
+    SEGMENT_FOOTER_SIZE,
+    SEGMENT_HEADER_FORMAT,
+    SEGMENT_HEADER_SIZE,
+    SEGMENT_KIND_BYTES,
+    SEGMENT_MAGIC,
+    TEMP_SUFFIX,
+)
+from engine.segment import Segment, SegmentWriter
+from engine_testkit import flip_byte
+
+# Field offsets inside the footer, from its struct format: directory offset u64 | length u32 | CRC u32 | version u32
+FOOTER_LENGTH_OFFSET = struct.calcsize(SEGMENT_FOOTER_FORMAT[:2])
+FOOTER_VERSION_OFFSET = struct.calcsize(SEGMENT_FOOTER_FORMAT[:4])
+
+COLUMNS = {
+    "int8": np.arange(-5, 5, dtype=np.int8),
+    "uint8": np.arange(250, 256, dtype=np.uint8),
+    "int16": np.arange(-300, 300, 7, dtype=np.int16),
+    "uint16": np.array([0, 65535], dtype=np.uint16),
+    "int32": np.arange(-(2**31), 2**31 - 1, 2**28, dtype=np.int32),
+    "uint32": np.array([0, 2**32 - 1], dtype=np.uint32),
+    "int64": np.array([-(2**63), 0, 2**63 - 1], dtype=np.int64),
+    "uint64": np.array([0, 2**64 - 1], dtype=np.uint64),
+    "float16": np.linspace(-1, 1, 9, dtype=np.float16),
+    "float32": np.array([np.inf, -0.0, 1e-38], dtype=np.float32),
+    "float64": np.array([np.pi, np.nan, -np.inf]),
+    "complex128": np.array([1 + 2j, -3.5j]),
+    "bool": np.array([True, False, True]),
+    "big_endian_u32": np.arange(6, dtype=">u4"),
+    "fixed_bytes": np.array([b"ab", b"", b"xyz"], dtype="S3"),
+    "fixed_unicode": np.array(["é", "日本", ""], dtype="U2"),
+    "matrix": np.arange(24, dtype=np.float32).reshape(4, 6),
+    "cube": np.arange(60, dtype=np.int16).reshape(3, 4, 5),
+    "empty": np.zeros(0, dtype=np.uint64),
+    "empty_rows": np.zeros((0, 5), dtype=np.int32),
+    "fortran_input": np.asfortranarray(np.arange(12, dtype=np.int64).reshape(3, 4)),
+    "strided_input": np.arange(20, dtype=np.int32)[::3],
+}
+
+
+def write_segment(path, columns: dict, kind="test.kind", meta=None) -> dict:
+    writer = SegmentWriter(str(path), kind)
+    for name, array in columns.items():
+        writer.add_column(name, array)
+    if meta is not None:
+        writer.set_meta(meta)
+    return writer.finish()
+
+
+def read_bytes(path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def parse(path) -> dict:
+    """Header, footer and directory decoded from the spec, without engine.segment."""
+    data = read_bytes(path)
+    header = struct.unpack_from(SEGMENT_HEADER_FORMAT, data, 0)
+    footer = struct.unpack_from(SEGMENT_FOOTER_FORMAT, data, len(data) - SEGMENT_FOOTER_SIZE)
+    directory_offset, directory_length = footer[0], footer[1]
+    directory = unpack(data[directory_offset: directory_offset + directory_length])
+    return {"data": data, "header": header, "footer": footer, "directory": directory}
+
+
+@pytest.fixture
+def full_segment(tmp_path):
+    path = tmp_path / "000009.test.seg"
+    entry = write_segment(path, COLUMNS, meta={"note": "é", "count": 3})
+    return path, entry
+
+
+# --- bytes on disk ----------------------------------------------------------------------------------------
+
+
+def test_header_bytes(full_segment):
+    path, _entry = full_segment
+    parsed = parse(path)
+    magic, version, kind, header_crc = parsed["header"]
+    assert (magic, version) == (SEGMENT_MAGIC, FORMAT_VERSION)
+    assert kind == b"test.kind".ljust(SEGMENT_KIND_BYTES, b"\0")
+    assert header_crc == crc32(parsed["data"][: SEGMENT_HEADER_SIZE - 4])
+
+
+def test_footer_and_directory_bytes(full_segment):
+    path, _entry = full_segment
+    parsed = parse(path)
+    data = parsed["data"]
+    offset, length, directory_crc, version, reserved, magic = parsed["footer"]
+    assert (version, reserved, magic) == (FORMAT_VERSION, 0, SEGMENT_FOOTER_MAGIC)
+    assert offset + length == len(data) - SEGMENT_FOOTER_SIZE
+    assert directory_crc == crc32(data[offset: offset + length])
+    directory = parsed["directory"]
+    assert directory["kind"] == "test.kind"
+    assert directory["meta"] == {"note": "é", "count": 3}
+    assert [column[0] for column in directory["columns"]] == list(COLUMNS)
+
+
+def test_columns_are_aligned_and_described_exactly(full_segment):
+    path, _entry = full_segment
+    parsed = parse(path)
+    data = parsed["data"]
+    previous_end = SEGMENT_HEADER_SIZE
+    for name, dtype, shape, offset, length, crc in parsed["directory"]["columns"]:
+        array = np.ascontiguousarray(COLUMNS[name])
+        assert offset % SEGMENT_COLUMN_ALIGNMENT == 0
+        assert data[previous_end:offset] == bytes(offset - previous_end), "padding must be zeros"
+        assert (dtype, tuple(shape), length) == (array.dtype.str, array.shape, array.nbytes)
+        assert data[offset: offset + length] == array.tobytes()
+        assert crc == crc32(array.tobytes())
+        previous_end = offset + length
+
+
+def test_finish_returns_the_manifest_entry_and_leaves_no_temp(full_segment):
+    path, entry = full_segment
+    data = read_bytes(path)
+    assert entry == {"name": "000009.test.seg", "kind": "test.kind", "size": len(data), "crc": crc32(data)}
+    assert os.listdir(path.parent) == [path.name]
+
+
+def test_abort_publishes_nothing(tmp_path):
+    writer = SegmentWriter(str(tmp_path / "000001.x.seg"), "x")
+    writer.add_column("a", np.arange(3))
+    writer.abort()
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_stale_temp_file_is_replaced(tmp_path):
+    path = tmp_path / "000001.x.seg"
+    (tmp_path / ("000001.x.seg" + TEMP_SUFFIX)).write_bytes(b"left by a crash")
+    write_segment(path, {"a": np.arange(3)}, kind="x")
+    assert Segment.open(str(path)).column("a").tolist() == [0, 1, 2]
+    assert os.listdir(tmp_path) == [path.name]
+
+
+# --- reading ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_column_round_trips(full_segment, name):
+    path, _entry = full_segment
+    column = Segment.open(str(path)).column(name)
+    expected = COLUMNS[name]
+    assert column.dtype == expected.dtype
+    assert column.shape == expected.shape
+    np.testing.assert_array_equal(column, expected)
+
+
+def mapped_base(array):
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return base.obj if isinstance(base, memoryview) else base
+
+
+@pytest.mark.parametrize("name", ["int64", "matrix", "fixed_unicode", "big_endian_u32"])
+def test_columns_are_read_only_views_of_the_map(full_segment, name):
+    path, _entry = full_segment
+    segment = Segment.open(str(path))
+    column = segment.column(name)
+    assert isinstance(mapped_base(column), mmap.mmap), "a column must be a view, not a copy"
+    assert not column.flags.writeable
+    with pytest.raises(ValueError):
+        column[...] = column
+    assert np.shares_memory(column, segment.column(name))
+
+
+def test_meta_names_kind(full_segment):
+    path, _entry = full_segment
+    segment = Segment.open(str(path))
+    assert segment.kind == "test.kind"
+    assert segment.meta == {"note": "é", "count": 3}
+    assert segment.names() == list(COLUMNS)
+    assert segment.has("int8") and not segment.has("absent")
+    assert segment.bytes("uint8").tobytes() == COLUMNS["uint8"].tobytes()
+
+
+def test_segment_without_columns(tmp_path):
+    path = tmp_path / "empty.seg"
+    write_segment(path, {}, kind="k")
+    segment = Segment.open(str(path))
+    assert (segment.names(), segment.meta, segment.kind) == ([], {}, "k")
+    segment.verify()
+
+
+def test_missing_column_is_an_error_naming_the_file(full_segment):
+    path, _entry = full_segment
+    with pytest.raises(CorruptionError) as caught:
+        Segment.open(str(path)).column("absent")
+    assert caught.value.path == str(path)
+
+
+def test_kind_longer_than_the_header_field_is_refused(tmp_path):
+    SegmentWriter(str(tmp_path / "ok.seg"), "k" * SEGMENT_KIND_BYTES).abort()
+    with pytest.raises(ValueError):
+        SegmentWriter(str(tmp_path / "long.seg"), "k" * (SEGMENT_KIND_BYTES + 1))
+
+
+def test_object_columns_are_refused(tmp_path):
+    writer = SegmentWriter(str(tmp_path / "x.seg"), "x")
+    with pytest.raises(TypeError):
+        writer.add_column("objects", np.array([{"a": 1}, None], dtype=object))
+    writer.abort()
+
+
+def test_datetime_column_round_trips(tmp_path):
+    times = np.array(["2024-01-01T00:00", "2025-06-30T12:34"], dtype="datetime64[s]")
+    write_segment(tmp_path / "t.seg", {"times": times})
+    np.testing.assert_array_equal(Segment.open(str(tmp_path / "t.seg")).column("times"), times)
+
+
+def test_structured_column_is_refused_rather_than_stored_without_its_fields(tmp_path):
+    rows = np.array([(1, 2.5), (3, -1.0)], dtype=[("id", "<i4"), ("score", "<f8")])
+    writer = SegmentWriter(str(tmp_path / "s.seg"), "test")
+    with pytest.raises(TypeError, match="one column per field"):
+        writer.add_column("rows", rows)
+    writer.abort()
+
+
+def test_zero_dimensional_column_keeps_its_shape(tmp_path):
+    write_segment(tmp_path / "z.seg", {"scalar": np.array(7, dtype=np.int64)})
+    assert Segment.open(str(tmp_path / "z.seg")).column("scalar").shape == ()
+
+
+# --- checksums, lazily ------------------------------------------------------------------------------------
+
+
+def column_offset(path, name) -> int:
+    return next(column[3] for column in parse(path)["directory"]["columns"] if column[0] == name)
+
+
+def test_damaged_column_fails_only_when_read(full_segment):
+    path, _entry = full_segment
+    offset = column_offset(path, "int64")
+    flip_byte(str(path), offset + 3)
+    segment = Segment.open(str(path))  # header, footer and directory are intact
+    np.testing.assert_array_equal(segment.column("float32"), COLUMNS["float32"])
+    with pytest.raises(CorruptionError) as caught:
+        segment.column("int64")
+    assert (caught.value.path, caught.value.offset) == (str(path), offset)
+    assert "int64" in caught.value.reason
+    with pytest.raises(CorruptionError):
+        segment.column("int64")  # a failed column stays failed
+    with pytest.raises(CorruptionError):
+        segment.verify()
+
+
+def test_column_crc_is_computed_once_per_process(full_segment, monkeypatch):
+    path, _entry = full_segment
+    sizes = []
+
+    def counting_crc32(data, start=0):
+        sizes.append(len(data))
+        return crc32(data, start)
+
+    monkeypatch.setattr(segment_module, "crc32", counting_crc32)
+    segment = Segment.open(str(path))
+    opened = len(sizes)  # header and directory only: no column is touched by open
+    assert COLUMNS["matrix"].nbytes not in sizes
+    segment.column("matrix")
+    segment.column("matrix")
+    segment.column("matrix")
+    assert sizes[opened:] == [COLUMNS["matrix"].nbytes]
+
+
+def test_verify_false_skips_the_check(full_segment):
+    path, _entry = full_segment
+    flip_byte(str(path), column_offset(path, "uint8"))
+    column = Segment.open(str(path)).column("uint8", verify=False)
+    assert column[0] == COLUMNS["uint8"][0] ^ 1
+
+
+# --- damaged files ----------------------------------------------------------------------------------------
+
+
+def damage(path, offset: int, data: bytes) -> None:
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(data)
+
+
+def rewrite_directory(path, directory: dict) -> None:
+    """Replace the directory and the footer consistently (CRC valid), as a buggy or hostile writer could."""
+    parsed = parse(path)
+    offset = parsed["footer"][0]
+    body = parsed["data"][:offset]
+    raw = pack(directory)
+    footer = struct.pack(SEGMENT_FOOTER_FORMAT, offset, len(raw), crc32(raw), FORMAT_VERSION, 0,
+                         SEGMENT_FOOTER_MAGIC)
+    with open(path, "wb") as handle:
+        handle.write(body + raw + footer)
+
+
+def test_damage_is_reported_with_file_and_offset(tmp_path):
+    def fresh():
+        path = tmp_path / "000001.k.seg"
+        write_segment(path, {"a": np.arange(10)}, kind="k")
+        return path
+
+    size = os.path.getsize(fresh())
+    footer_offset = size - SEGMENT_FOOTER_SIZE
+    directory_offset = parse(fresh())["footer"][0]
+    cases = [
+        (lambda p: damage(p, 0, b"X"), 0, "bad magic"),
+        (lambda p: damage(p, 13, b"Q"), 0, "header checksum"),
+        (lambda p: damage(p, size - 1, b"X"), footer_offset, "footer magic"),
+        (lambda p: damage(p, footer_offset + FOOTER_LENGTH_OFFSET, struct.pack("<I", 2**31)), footer_offset, "bounds"),
+        (lambda p: damage(p, footer_offset, struct.pack("<Q", 0)), footer_offset, "bounds"),
+        (lambda p: damage(p, footer_offset - 3, b"\xff"), directory_offset, "directory checksum"),
+        (lambda p: os.truncate(p, size - 1), footer_offset - 1, "footer magic"),
+        (lambda p: os.truncate(p, 40), 0, "shorter than header"),
+    ]
+    for harm, offset, reason in cases:
+        path = fresh()
+        harm(path)
+        with pytest.raises(CorruptionError) as caught:
+            Segment.open(str(path))
+        assert (caught.value.path, caught.value.offset) == (str(path), offset), reason
+        assert reason in caught.value.reason
+
+
+@pytest.mark.parametrize("where", ["header", "footer"])
+def test_newer_version_is_refused(tmp_path, where):
+    path = tmp_path / "v.seg"
+    write_segment(path, {"a": np.arange(3)})
+    data = bytearray(read_bytes(path))
+    if where == "header":
+        struct.pack_into("<I", data, len(SEGMENT_MAGIC), FORMAT_VERSION + 1)
+        struct.pack_into("<I", data, SEGMENT_HEADER_SIZE - 4, crc32(bytes(data[: SEGMENT_HEADER_SIZE - 4])))
+    else:
+        struct.pack_into("<I", data, len(data) - SEGMENT_FOOTER_SIZE + FOOTER_VERSION_OFFSET, FORMAT_VERSION + 1)
+    path.write_bytes(bytes(data))
+    with pytest.raises(UnsupportedVersion):
+        Segment.open(str(path))
+
+
+def test_size_other_than_the_manifest_says_is_corruption(full_segment):
+    path, entry = full_segment
+    Segment.open(str(path), expected_size=entry["size"])
+    with pytest.raises(CorruptionError) as caught:
+        Segment.open(str(path), expected_size=entry["size"] + 1)
+    assert "MANIFEST says" in caught.value.reason
+
+
+def test_missing_file_is_corruption(tmp_path):
+    with pytest.raises(CorruptionError) as caught:
+        Segment.open(str(tmp_path / "gone.seg"))
+    assert caught.value.offset is None and "missing" in caught.value.reason
+
+
+@pytest.mark.parametrize(
+    "columns, reason",
+    [
+        ([["a", "<i8", [10], 0, 80, 0]], "outside"),  # overlaps the header
+        ([["a", "<i8", [10], 64, 10**9, 0]], "outside"),  # runs into the directory
+        ([["a", "<i8", [11], 64, 80, 0]], "needs 88 bytes"),
+        ([["a", "|O", [10], 64, 80, 0]], "outside"),
+        ([["a", "<i8"]], "malformed"),
+        ([["a", "not a dtype", [10], 64, 80, 0]], "malformed"),
+    ],
+)
+def test_inconsistent_directory_entries_are_corruption(tmp_path, columns, reason):
+    path = tmp_path / "d.seg"
+    write_segment(path, {"a": np.arange(10, dtype=np.int64)})
+    rewrite_directory(path, {"kind": "test.kind", "columns": columns, "meta": {}})
+    with pytest.raises(CorruptionError) as caught:
+        Segment.open(str(path))
+    assert reason in caught.value.reason
+
+
+def test_directory_that_is_not_a_map_is_corruption(tmp_path):
+    path = tmp_path / "d.seg"
+    write_segment(path, {"a": np.arange(3)})
+    parsed = parse(path)
+    offset = parsed["footer"][0]
+    raw = pack([1, 2, 3])
+    footer = struct.pack(SEGMENT_FOOTER_FORMAT, offset, len(raw), crc32(raw), FORMAT_VERSION, 0,
+                         SEGMENT_FOOTER_MAGIC)
+    path.write_bytes(parsed["data"][:offset] + raw + footer)
+    with pytest.raises(CorruptionError) as caught:
+        Segment.open(str(path))
+    assert "not a map" in caught.value.reason
