@@ -78,9 +78,16 @@ TEMP_SUFFIX = ".tmp"
 
 # --- raw chunks: raw/YYYY/MM/DD/<sha[0:2]>/raw_<sha256>.blob.zst (engine/raw.py; appended by the raw-memory
 # helper, issue 3) ------------------------------------------------------------------------------------------
-RAW_CHUNK_TABLE = "raw.chunk"  # key raw_id → {mime, len_bytes, sha256, created_at, path, refcount, stored_bytes, meta}
-RAW_TURN_TABLE = "raw.turn"  # key "<raw_id>:<ordinal>" → a turn and its raw_ref (memctl/ingest/pipeline.py)
-RAW_TURN_ORDINAL_DIGITS = 5
+# key raw_id → {mime, len_bytes, sha256 (32 bytes), created_at (UTC epoch seconds: the blob's day), refcount,
+# stored_bytes, meta}
+RAW_CHUNK_TABLE = "raw.chunk"
+# key raw_id → {conv_id, seq, ts, speakers: [name or None], turns: one zstd frame of msgpack rows}, one row per
+# turn in chunk order: [speaker index, ts, source_id, gap, length, extra]; ts is an int (naive wall-clock
+# seconds from 1970-01-01T00:00:00), an ISO 8601 string (dates, zoned times) or nil; gap is the bytes between
+# the previous turn's span end (0 for the first turn) and this span's offset.
+RAW_TURNS_TABLE = "raw.turns"
+RAW_TURN_ROW_FIELDS = ("speaker", "ts", "source_id", "gap", "length", "extra")
+RAW_SEQUENCE_COUNTER = "raw.seq"  # numbers raw.turns records in storing order (ties in time order)
 RAW_ID_PREFIX = "raw_"
 RAW_ID_HEX_DIGITS = 16  # raw_id = "raw_" + the first 16 hex digits of the content's sha256
 RAW_BLOB_SUFFIX = ".blob.zst"  # one zstd frame with its content size declared
@@ -112,3 +119,6 @@ GRAPH_EDGE_COUNTER = "graph.edge_id"  # dense internal edge ids, never reused
 GRAPH_NODE_TYPE_COUNTER = "graph.node_type"
 GRAPH_EDGE_TYPE_COUNTER = "graph.edge_type"
 GRAPH_MAX_TYPES = 1 << 16  # type ids are stored as uint16
+
+# --- text index: external keys (engine/text/keys.py; appended by the search helper, issue 4) ------------
+TEXT_KEYS_PER_BLOCK = 16  # document keys per front-coded block of a text.postings segment

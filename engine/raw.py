@@ -1,13 +1,18 @@
-"""RawStore: immutable raw chunks, stored once by content as zstd blobs, with a reference count.
+"""RawStore: immutable raw chunks, stored once by content as zstd blobs, and the turns that cite them.
 
 A chunk's bytes are addressed by their sha256: raw_id = "raw_" + its first 16 hex digits; the blob lives at
-`raw/YYYY/MM/DD/<sha[0:2]>/raw_<sha256>.blob.zst` (the date of its first ingest, UTC) and its metadata is the
-record `raw.chunk/<raw_id>`. Ordering (DESIGN invariant 2): every blob of a batch is written to a temp file and
-fsynced, renamed into place and its directory fsynced *before* the batch's WAL record names it. A crash in
-between leaves only orphan blobs, which no record names; `gc()` removes them.
+`raw/YYYY/MM/DD/<sha[0:2]>/raw_<sha256>.blob.zst` (the UTC day of its first ingest, `created_at`) and its
+metadata is the record `raw.chunk/<raw_id>`. The turns a chunk holds are one record, `raw.turns/<raw_id>`: its
+conversation, its speakers once, and one compact row per turn (MANIFEST.spec section 8 has the bytes).
 
-References are the records that name a chunk (turns, later episodes): `put` starts the count, `acquire` and
-`release` move it, and releasing the last reference deletes the record and, after that commit, the blob file.
+Publishing (DESIGN invariant 2, durable before named): a batch writes each new blob to `<blob>.tmp` without an
+fsync, renames them all into place, makes the whole filesystem durable with ONE syncfs, and only then lets its
+WAL record (which names them) commit. A crash before that syncfs can leave renamed blobs whose data never
+reached the disk; that is safe because no committed record names them: a later put of the same content
+trusts the record, not the file, and writes the blob again, and `gc()` deletes such orphans.
+
+References are counted on the chunk record: `put_turns` adds one per turn, `acquire`/`release` move counts,
+and releasing the last reference deletes both records and, after that commit, the blob file.
 
 Reading checks before trusting: the frame's declared content size against the limit and the record (before
 any allocation), a window-size cap, a streamed byte counter for frames without a declared size, then the
@@ -21,11 +26,12 @@ import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import zstandard
 
 from engine import fs
+from engine.codec import pack, unpack
 from engine.errors import CorruptionError, EngineError, InputError
 from engine.format import (
     RAW_BLOB_MAX_BYTES,
@@ -35,6 +41,9 @@ from engine.format import (
     RAW_ID_HEX_DIGITS,
     RAW_ID_PREFIX,
     RAW_MIME_TEXT,
+    RAW_SEQUENCE_COUNTER,
+    RAW_TURN_ROW_FIELDS,
+    RAW_TURNS_TABLE,
     RAW_ZSTD_LEVEL,
     RAW_ZSTD_MAX_WINDOW_BYTES,
     TEMP_SUFFIX,
@@ -44,16 +53,27 @@ BLOB_NAME = re.compile(rf"{RAW_ID_PREFIX}([0-9a-f]{{64}}){re.escape(RAW_BLOB_SUF
 STREAM_READ_BYTES = 1 << 20
 # zstd never expands its input by more than about 1/128 plus a frame header; a bigger blob file is damaged.
 COMPRESSED_SLACK = RAW_BLOB_MAX_BYTES // 128 + 4096
+# Naive turn times are stored as seconds from this wall-clock instant (no time zone is implied).
+NAIVE_EPOCH = datetime(1970, 1, 1)
+UTC_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+ONE_SECOND = timedelta(seconds=1)
+# The shape datetime.isoformat() gives a naive time with whole seconds: such a string needs no round-trip check.
+NAIVE_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
 
 
 def raw_id_for(sha256_hex: str) -> str:
     return RAW_ID_PREFIX + sha256_hex[:RAW_ID_HEX_DIGITS]
 
 
-def blob_path(sha256_hex: str, created_at: datetime) -> str:
-    """Path of a blob relative to the store directory (always with "/" separators)."""
-    return (f"{RAW_DIR}/{created_at:%Y/%m/%d}/{sha256_hex[:2]}/"
-            f"{RAW_ID_PREFIX}{sha256_hex}{RAW_BLOB_SUFFIX}")
+def blob_path(sha256_hex: str, created_at: int) -> str:
+    """Path of a blob relative to the store directory (always with "/" separators); `created_at` is the
+    chunk record's UTC epoch seconds."""
+    day = datetime.fromtimestamp(created_at, timezone.utc)
+    return f"{RAW_DIR}/{day:%Y/%m/%d}/{sha256_hex[:2]}/{RAW_ID_PREFIX}{sha256_hex}{RAW_BLOB_SUFFIX}"
+
+
+def record_blob_path(record: dict) -> str:
+    return blob_path(record["sha256"].hex(), record["created_at"])
 
 
 def decompress_bounded(blob: bytes, path: str, limit: int = RAW_BLOB_MAX_BYTES,
@@ -89,23 +109,131 @@ def _decompress_streamed(decompressor, blob: bytes, path: str, limit: int) -> by
     return bytes(output)
 
 
-def _write_synced(path: str, data: bytes) -> None:
-    """Write and fsync a new file (a temp file left by a crash is replaced)."""
-    fs.remove(path)
-    handle = fs.ops.open_new(path)
+def _write_unsynced(path: str, data: bytes) -> None:
+    """Write a new file; its durability comes from the batch's one sync_filesystem (a temp file left by a
+    crash is replaced)."""
+    try:
+        handle = fs.ops.open_new(path)
+    except FileExistsError:
+        fs.remove(path)
+        handle = fs.ops.open_new(path)
     try:
         fs.ops.write(handle, data)
-        fs.failpoint("raw.blob.write.before_fsync")
-        fs.ops.fsync(handle)
     finally:
         fs.ops.close(handle)
+
+
+# --- turn times ---------------------------------------------------------------------------------------------
+
+
+def encode_ts(ts: str | None) -> int | str | None:
+    """A turn's ISO 8601 time as stored: an int when it is a naive date-time with whole seconds (seconds from
+    1970-01-01T00:00:00 on the same wall clock: the inputs carry no zone, and none is invented), else the ISO
+    string itself (a bare date, a UTC offset, fractions of a second), so decoding gives back the same text."""
+    if ts is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(ts)
+    except ValueError:
+        return ts
+    if not NAIVE_SECONDS.fullmatch(ts) and (moment.tzinfo is not None or moment.microsecond
+                                           or moment.isoformat() != ts):
+        return ts
+    return (moment - NAIVE_EPOCH) // ONE_SECOND
+
+
+def decode_ts(value: int | str | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return (NAIVE_EPOCH + timedelta(seconds=value)).isoformat()
+
+
+def ts_order(value: int | str | None) -> float | None:
+    """Seconds for ordering turn times: naive times as if they were UTC, a bare date as its midnight."""
+    if value is None or isinstance(value, int):
+        return value
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return (moment - NAIVE_EPOCH).total_seconds()
+    return (moment - UTC_EPOCH).total_seconds()
+
+
+# --- turn rows ----------------------------------------------------------------------------------------------
+
+
+def encode_turns(conv_id: str, turns: list[dict], chunk_length: int, compressor) -> dict:
+    """The raw.turns record (without its seq) of a chunk's turns. Each turn: {speaker, ts (ISO or None),
+    source_id, offset, length, extra}; spans must be in order, disjoint and inside the chunk."""
+    speaker_index: dict = {}
+    encoded_ts: dict = {None: None}  # turns of a session often share their time
+    rows = []
+    end = 0
+    for turn in turns:
+        speaker, ts, offset, length = turn.get("speaker"), turn.get("ts"), turn["offset"], turn["length"]
+        if offset < end or length < 0 or offset + length > chunk_length:
+            raise EngineError(f"turn span {offset}+{length} is out of order or outside the "
+                              f"{chunk_length}-byte chunk")
+        if speaker not in speaker_index:
+            speaker_index[speaker] = len(speaker_index)
+        if ts not in encoded_ts:
+            encoded_ts[ts] = encode_ts(ts)
+        rows.append([speaker_index[speaker], encoded_ts[ts], turn["source_id"], offset - end, length,
+                     turn.get("extra") or None])
+        end = offset + length
+    speakers = list(speaker_index)
+    first_ts = next((row[1] for row in rows if row[1] is not None), None)
+    return {"conv_id": conv_id, "ts": first_ts, "speakers": speakers,
+            "turns": compressor.compress(pack(rows))}
+
+
+def decode_turns(raw_id: str, record: dict) -> list[dict]:
+    """Turn dicts: turn_id, conv_id, speaker, ts (ISO 8601 or None), source_id, raw_ref {raw_id, offset,
+    length} (bytes of the decompressed chunk) and extra (a dict, empty when the input had none)."""
+    where = f"{RAW_TURNS_TABLE}/{raw_id}"
+    rows = unpack(decompress_bounded(record["turns"], where), where)
+    conv_id, speakers = record["conv_id"], record["speakers"]
+    turns = []
+    end = 0
+    try:
+        for ordinal, (speaker, ts, source_id, gap, length, extra) in enumerate(rows):
+            if min(speaker, gap, length) < 0 or not isinstance(source_id, str) or not _is_extra(extra):
+                raise ValueError(ordinal)
+            offset = end + gap
+            end = offset + length
+            turns.append({
+                "turn_id": f"{raw_id}:{ordinal}",
+                "conv_id": conv_id,
+                "speaker": speakers[speaker],
+                "ts": decode_ts(ts),
+                "source_id": source_id,
+                "raw_ref": {"raw_id": raw_id, "offset": offset, "length": length},
+                "extra": extra or {},
+            })
+    except (TypeError, ValueError, IndexError, OverflowError):
+        raise CorruptionError(where, None, f"malformed turn row {len(turns)} (expected "
+                                           f"{'/'.join(RAW_TURN_ROW_FIELDS)})") from None
+    return turns
+
+
+def _is_extra(value) -> bool:
+    return value is None or isinstance(value, dict)
+
+
+def _chunk_order(record: dict) -> tuple:
+    """Conversations by conv_id; inside one, chunks by their first turn time (untimed ones last), then in the
+    order they were stored."""
+    seconds = ts_order(record["ts"])
+    return record["conv_id"], seconds is None, seconds or 0, record["seq"]
 
 
 @dataclass(slots=True)
 class PutResult:
     raw_id: str
     new: bool
-    stored_bytes: int  # compressed bytes written by this put (0 for a chunk already stored)
+    stored_bytes: int  # compressed bytes this put wrote: the blob, plus the turn rows for put_turns
 
 
 class RawStore:
@@ -123,10 +251,18 @@ class RawStore:
         """(raw_id, record) in raw_id order."""
         return self.store.scan(RAW_CHUNK_TABLE, prefix)
 
+    def describe(self, raw_id: str, record: dict) -> dict:
+        """A chunk record for people and JSON: sha256 in hex, created_at in ISO 8601, the blob's path."""
+        created = datetime.fromtimestamp(record["created_at"], timezone.utc)
+        return {"raw_id": raw_id, **record, "sha256": record["sha256"].hex(),
+                "created_at": created.isoformat(timespec="seconds"), "path": record_blob_path(record)}
+
     def read(self, raw_id: str) -> bytes:
         """The chunk's decompressed bytes, verified against its record's length and sha256."""
-        record = self._record(raw_id)
-        path = os.path.join(self.store.path, record["path"])
+        return self._read_verified(raw_id, self._record(raw_id))
+
+    def _read_verified(self, raw_id: str, record: dict) -> bytes:
+        path = os.path.join(self.store.path, record_blob_path(record))
         try:
             with open(path, "rb") as handle:
                 blob = handle.read(self.limit + COMPRESSED_SLACK + 1)
@@ -138,7 +274,7 @@ class RawStore:
         if len(data) != record["len_bytes"]:
             raise CorruptionError(path, None, f"blob holds {len(data):,} bytes, the record says "
                                               f"{record['len_bytes']:,}")
-        if hashlib.sha256(data).hexdigest() != record["sha256"]:
+        if hashlib.sha256(data).digest() != record["sha256"]:
             raise CorruptionError(path, None, f"sha256 mismatch: the blob's content is not {raw_id}'s")
         return data
 
@@ -150,7 +286,27 @@ class RawStore:
             length = size - offset
         if offset < 0 or length < 0 or offset + length > size:
             raise InputError(f"span offset {offset}, length {length} is outside {raw_id} ({size:,} bytes)")
-        return self.read(raw_id)[offset: offset + length]
+        return self._read_verified(raw_id, record)[offset: offset + length]
+
+    def turns(self, raw_id: str) -> list[dict]:
+        """The turns of one chunk, in chunk order (see decode_turns); [] for a chunk stored without turns."""
+        self._record(raw_id)
+        record = self.store.get(RAW_TURNS_TABLE, raw_id)
+        return decode_turns(raw_id, record) if record is not None else []
+
+    def iter_turns(self, text: bool = False):
+        """Every turn of the store, in conversation/time order: conversations by conv_id; inside one, chunks
+        by their first turn's time (a naive time compared as if UTC; untimed chunks after timed ones), ties in
+        the order they were stored; turns in their order inside the chunk. With `text`, each turn dict also
+        has "text", its span decoded (each blob read and verified once)."""
+        for raw_id, record in sorted(self.store.scan(RAW_TURNS_TABLE), key=lambda item: _chunk_order(item[1])):
+            turns = decode_turns(raw_id, record)
+            if text:
+                data = self.read(raw_id)
+                for turn in turns:
+                    ref = turn["raw_ref"]
+                    turn["text"] = data[ref["offset"]: ref["offset"] + ref["length"]].decode("utf-8")
+            yield from turns
 
     def _record(self, raw_id: str) -> dict:
         record = self.get(raw_id)
@@ -171,7 +327,6 @@ class RawStore:
                 writer.batch = batch
                 yield writer
                 writer.publish()
-                fs.failpoint("raw.after_publish.before_commit")
                 committing = True
         except BaseException:
             # After a failed commit the WAL record may still be on disk: its blobs must stay (gc decides).
@@ -179,31 +334,40 @@ class RawStore:
             raise
         writer.remove_released()
 
+    # --- checking and collecting ---------------------------------------------------------------------------
+
     def verify(self) -> tuple[list[CorruptionError], list[str]]:
-        """For `check`, without writing: (an error for every chunk whose blob does not read back exactly,
-        the blob and temp files no record names, relative to the store)."""
-        problems = []
-        for raw_id, _ in self.scan():
+        """For `check`, without writing: (an error for every chunk whose blob does not read back exactly or
+        whose turns do not match it, the blob and temp files no record names, relative to the store).
+
+        Reference rule: a chunk with a raw.turns record has exactly one reference per turn; a chunk without
+        one (stored through `put`) must have at least one."""
+        problems: list[CorruptionError] = []
+        turn_records = dict(self.store.scan(RAW_TURNS_TABLE))
+        for raw_id, record in self.scan():
             try:
-                self.read(raw_id)
+                data = self._read_verified(raw_id, record)
             except CorruptionError as error:
                 problems.append(error)
+                data = None
+            problems += _check_references(raw_id, record, turn_records.pop(raw_id, None), data)
+        for raw_id in turn_records:
+            problems.append(CorruptionError(f"{RAW_TURNS_TABLE}/{raw_id}", None,
+                                            f"turns of {raw_id}, which has no {RAW_CHUNK_TABLE} record"))
         return problems, [relative for relative, _ in self._unnamed_files()]
 
     def gc(self) -> list[str]:
         """Delete blob files and temp files that no committed record names (left by a crash between a blob's
         publication and its batch's commit, or by a deletion interrupted after commit). Writer only, and never
-        while one of its batches is open. Returns the removed paths, relative to the store."""
+        while one of its batches is open. Returns the removed paths, relative to the store.
+
+        Nothing is synced: a removal that a power loss undoes leaves an orphan for the next gc."""
         if not self.store.writable:
             raise EngineError("raw gc needs the store opened for writing")
         removed = []
-        directories = set()
         for relative, path in self._unnamed_files():
             fs.remove(path)
             removed.append(relative)
-            directories.add(os.path.dirname(path))
-        for directory in sorted(directories, key=lambda path: (-path.count(os.sep), path)):
-            fs.fsync_dir(directory)
         root = os.path.join(self.store.path, RAW_DIR)
         for directory, _, _ in os.walk(root, topdown=False):
             if directory != root and not os.listdir(directory):
@@ -224,7 +388,39 @@ class RawStore:
         if match is None:
             return False  # not ours: left alone
         record = self.get(raw_id_for(match[1]))
-        return record is None or record["path"] != relative or record["sha256"] != match[1]
+        return record is None or record["sha256"].hex() != match[1] or record_blob_path(record) != relative
+
+
+def _check_references(raw_id: str, record: dict, turns_record: dict | None, data: bytes | None) -> list:
+    """Problems of one chunk's reference count and turn rows (spans checked against `data` when it read)."""
+    label = f"{RAW_CHUNK_TABLE}/{raw_id}"
+    refcount = record.get("refcount")
+    if turns_record is None:
+        if not isinstance(refcount, int) or refcount < 1:
+            return [CorruptionError(label, None, f"reference count {refcount!r}; a stored chunk has at least 1")]
+        return []
+    try:
+        turns = decode_turns(raw_id, turns_record)
+    except CorruptionError as error:
+        return [error]
+    problems = []
+    if refcount != len(turns):
+        problems.append(CorruptionError(label, None, f"reference count {refcount!r}, but {len(turns)} turn(s) "
+                                                     f"in {RAW_TURNS_TABLE}/{raw_id} cite it"))
+    for turn in turns:
+        ref = turn["raw_ref"]
+        if ref["offset"] + ref["length"] > record["len_bytes"]:
+            problems.append(CorruptionError(f"{RAW_TURNS_TABLE}/{raw_id}", None, f"turn {turn['turn_id']} spans "
+                                            f"past the chunk's {record['len_bytes']:,} bytes"))
+            break
+        if data is not None:
+            try:
+                data[ref["offset"]: ref["offset"] + ref["length"]].decode("utf-8")
+            except UnicodeDecodeError:
+                problems.append(CorruptionError(f"{RAW_TURNS_TABLE}/{raw_id}", None,
+                                                f"turn {turn['turn_id']} does not span whole UTF-8 characters"))
+                break
+    return problems
 
 
 class RawWriter:
@@ -233,10 +429,13 @@ class RawWriter:
     def __init__(self, raw: RawStore):
         self.raw = raw
         self.batch = None
-        self._pending: dict[str, dict | None] = {}  # raw_id → record written in this batch (None: deleted)
-        self._staged: list[tuple[str, str]] = []  # (temp path, final path) of blobs to publish
-        self._new_directories: list[str] = []  # created for staged blobs; their entries are fsynced at publish
+        self._compressor = zstandard.ZstdCompressor(level=RAW_ZSTD_LEVEL)
+        self._pending: dict[str, dict | None] = {}  # raw_id → chunk record written in this batch (None: deleted)
+        self._new_turns: dict[str, dict] = {}  # raw_id → raw.turns record to write at publish (seq added then)
+        self._deleted_turns: set[str] = set()
+        self._staged: dict[str, str] = {}  # final path → temp path of blobs to publish
         self._published: list[str] = []
+        self._directories: set[str] = set()  # known to exist
         self._released: dict[str, str] = {}  # raw_id → blob path to delete after commit
 
     def get(self, raw_id: str) -> dict | None:
@@ -246,18 +445,38 @@ class RawWriter:
 
     def put(self, data: bytes, meta: dict, refs: int = 1, mime: str = RAW_MIME_TEXT) -> PutResult:
         """Store `data` unless already stored, adding `refs` references either way."""
+        return self._put(data, hashlib.sha256(data), meta, refs, mime)
+
+    def put_turns(self, data: bytes, meta: dict, conv_id: str, turns: list[dict],
+                  mime: str = RAW_MIME_TEXT) -> PutResult:
+        """Store a chunk and the turns it holds, one reference per turn. Turns: {speaker, ts (ISO 8601 or
+        None), source_id, offset, length, extra}. A chunk whose turns are already recorded (by an earlier
+        batch or earlier in this one) adds nothing: new is False (its blob is rewritten if the file is gone)."""
+        if not turns:
+            raise EngineError("a chunk stored with turns needs at least one turn")
+        digest = hashlib.sha256(data)
+        raw_id = raw_id_for(digest.hexdigest())
+        if self._turns_record(raw_id) is not None:
+            return PutResult(raw_id, False, self._put(data, digest, meta, 0, mime).stored_bytes)
+        record = encode_turns(conv_id, turns, len(data), self._compressor)
+        stored = self._put(data, digest, meta, len(turns), mime).stored_bytes
+        self._new_turns[raw_id] = record
+        self._deleted_turns.discard(raw_id)
+        return PutResult(raw_id, True, stored + len(record["turns"]))
+
+    def _put(self, data: bytes, digest, meta: dict, refs: int, mime: str) -> PutResult:
         if len(data) > self.raw.limit:
             raise InputError(f"a raw chunk of {len(data):,} bytes exceeds the {self.raw.limit:,}-byte blob limit")
-        sha = hashlib.sha256(data).hexdigest()
-        raw_id = raw_id_for(sha)
+        sha, sha_hex = digest.digest(), digest.hexdigest()
+        raw_id = raw_id_for(sha_hex)
         record = self.get(raw_id)
         if record is not None:
             if record["sha256"] != sha:
                 raise EngineError(f"{raw_id} already names other content (a 64-bit id prefix collision)")
             self.acquire(raw_id, refs)
             return PutResult(raw_id, False, self._restore_missing_blob(record, data))
-        created = self.raw._clock()
-        relative = blob_path(sha, created)
+        created = int(self.raw._clock().timestamp())
+        relative = blob_path(sha_hex, created)
         stored = self._stage(relative, data)
         if self._released.get(raw_id) == relative:
             del self._released[raw_id]  # released and stored again in this batch: the file stays
@@ -265,8 +484,7 @@ class RawWriter:
             "mime": mime,
             "len_bytes": len(data),
             "sha256": sha,
-            "created_at": created.isoformat(timespec="seconds"),
-            "path": relative,
+            "created_at": created,
             "refcount": refs,
             "stored_bytes": stored,
             "meta": meta,
@@ -279,7 +497,7 @@ class RawWriter:
             self._write(raw_id, {**record, "refcount": record["refcount"] + count})
 
     def release(self, raw_id: str, count: int = 1) -> bool:
-        """Drop references; True when that was the last, so the chunk and its blob go at commit."""
+        """Drop references; True when that was the last, so the chunk, its turns and its blob go at commit."""
         record = self._existing(raw_id)
         remaining = record["refcount"] - count
         if remaining > 0:
@@ -287,8 +505,18 @@ class RawWriter:
             return False
         self._pending[raw_id] = None
         self.batch.delete(RAW_CHUNK_TABLE, raw_id)
-        self._released[raw_id] = record["path"]
+        if self._new_turns.pop(raw_id, None) is not None or self.raw.store.get(RAW_TURNS_TABLE, raw_id) is not None:
+            self.batch.delete(RAW_TURNS_TABLE, raw_id)
+            self._deleted_turns.add(raw_id)
+        self._released[raw_id] = record_blob_path(record)
         return True
+
+    def _turns_record(self, raw_id: str) -> dict | None:
+        if raw_id in self._new_turns:
+            return self._new_turns[raw_id]
+        if raw_id in self._deleted_turns:
+            return None
+        return self.raw.store.get(RAW_TURNS_TABLE, raw_id)
 
     def _existing(self, raw_id: str) -> dict:
         record = self.get(raw_id)
@@ -302,52 +530,46 @@ class RawWriter:
 
     def _restore_missing_blob(self, record: dict, data: bytes) -> int:
         """Re-ingesting a chunk whose blob was lost writes it again at its recorded path."""
-        if os.path.exists(os.path.join(self.raw.store.path, record["path"])):
+        relative = record_blob_path(record)
+        if os.path.exists(os.path.join(self.raw.store.path, relative)):
             return 0
-        return self._stage(record["path"], data)
+        return self._stage(relative, data)
 
     def _stage(self, relative: str, data: bytes) -> int:
         final = os.path.join(self.raw.store.path, relative)
-        if any(staged_final == final for _, staged_final in self._staged):
+        if final in self._staged:
             return 0
-        compressed = zstandard.ZstdCompressor(level=RAW_ZSTD_LEVEL).compress(data)
-        self._make_directories(os.path.dirname(final))
+        compressed = self._compressor.compress(data)
+        directory = os.path.dirname(final)
+        if directory not in self._directories:
+            _make_directories(directory)
+            self._directories.add(directory)
         temp = final + TEMP_SUFFIX
-        _write_synced(temp, compressed)
-        self._staged.append((temp, final))
+        _write_unsynced(temp, compressed)
+        self._staged[final] = temp
         return len(compressed)
 
-    def _make_directories(self, directory: str) -> None:
-        """Create missing directories without an fsync each: with the 256-way fan-out most blobs get a new
-        directory, and publish() fsyncs every touched parent once instead."""
-        missing = []
-        while not os.path.isdir(directory):
-            missing.append(directory)
-            directory = os.path.dirname(directory)
-        for path in reversed(missing):
-            try:
-                fs.ops.mkdir(path)
-            except FileExistsError:
-                continue
-            self._new_directories.append(path)
-
     def publish(self) -> None:
-        """Rename every staged blob into place, then fsync each directory holding a new entry, once,
-        deepest first (DESIGN invariant 2: durable before the batch's record names it)."""
-        directories = {os.path.dirname(path) for path in self._new_directories}
-        for temp, final in self._staged:
-            fs.ops.rename(temp, final)
-            self._published.append(final)
-            directories.add(os.path.dirname(final))
-        fs.failpoint("raw.after_rename.before_dirsync")
-        for directory in sorted(directories, key=lambda path: (-path.count(os.sep), path)):
-            fs.fsync_dir(directory)
-        self._staged = []
-        self._new_directories = []
+        """Rename every staged blob into place, make them durable with one sync_filesystem, then add the
+        new turn records numbered in storing order; the caller commits the batch after this returns."""
+        if self._staged:
+            fs.failpoint("raw.before_rename")
+            for final, temp in self._staged.items():
+                fs.ops.rename(temp, final)
+                self._published.append(final)
+            fs.failpoint("raw.after_rename.before_sync")
+            fs.sync_filesystem(self.raw.store.path)
+            fs.failpoint("raw.after_sync")
+            self._staged = {}
+        if self._new_turns:
+            first = self.batch.allocate(RAW_SEQUENCE_COUNTER, len(self._new_turns))
+            for seq, (raw_id, record) in enumerate(self._new_turns.items(), start=first):
+                self.batch.put(RAW_TURNS_TABLE, raw_id, {"conv_id": record["conv_id"], "seq": seq, **record})
+            self._new_turns = {}
 
     def discard(self, published_too: bool) -> None:
         """Best-effort removal of this batch's files after it failed; what remains is for gc."""
-        paths = [temp for temp, _ in self._staged] + (self._published if published_too else [])
+        paths = list(self._staged.values()) + (self._published if published_too else [])
         for path in paths:
             try:
                 fs.remove(path)
@@ -355,13 +577,23 @@ class RawWriter:
                 pass
 
     def remove_released(self) -> None:
-        directories = set()
+        """Delete the blobs whose last reference this committed batch released. Not synced: a deletion a
+        power loss undoes leaves an orphan, which gc removes."""
         for relative in self._released.values():
-            path = os.path.join(self.raw.store.path, relative)
             try:
-                fs.remove(path)
+                fs.remove(os.path.join(self.raw.store.path, relative))
             except OSError:
                 continue  # left for gc
-            directories.add(os.path.dirname(path))
-        for directory in sorted(directories):
-            fs.fsync_dir(directory)
+
+
+def _make_directories(directory: str) -> None:
+    """Create missing directories without an fsync each: the batch's sync_filesystem makes them durable."""
+    missing = []
+    while not os.path.isdir(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    for path in reversed(missing):
+        try:
+            fs.ops.mkdir(path)
+        except FileExistsError:
+            continue

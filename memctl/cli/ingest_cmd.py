@@ -35,21 +35,19 @@ def ingest(
     file (exit 2) stores nothing. Ingesting the same input again stores nothing new.
     """
     from memctl import config as config_module
-    from memctl.ingest.pipeline import prepare, write
-    from memctl.ingest.sources import collect
+    from memctl.ingest.api import ingest_paths
     from memctl.paths import CONFIG_FILE, tenant_dir
 
     chosen = options(context)
     config = config_module.load(os.path.join(tenant_dir(chosen.home, chosen.tenant), CONFIG_FILE), chosen.config)
-    size_limit = config.get("ingest.max_file_bytes")
-    sources = collect(raw or [], text or [], size_limit=size_limit)
-    show_progress = not (quiet or as_json) and sys.stdout.isatty() and \
-        sum(len(source.data) for source in sources) >= PROGRESS_MIN_BYTES
-    with _progress_bar(show_progress) as progress:
-        prepared = prepare(sources, format, errors, size_limit, config.get("ingest.chunk_min_tokens"),
-                           config.get("ingest.chunk_max_tokens"), progress)
+
+    @contextmanager
+    def tenant_store():
         with open_memory(context, writable=True, holder="memctl ingest") as memory:
-            summary = write(memory.store, prepared, memory.config.get("ingest.max_blob_bytes"), progress)
+            yield memory.store
+
+    with _progress_bar(enabled=not (quiet or as_json) and sys.stdout.isatty()) as progress:
+        summary = ingest_paths(tenant_store, raw or [], text or [], format, errors, config, progress)
     if as_json:
         print_json(summary)
     elif not quiet:
@@ -64,18 +62,26 @@ def describe(summary: dict) -> str:
 
 @contextmanager
 def _progress_bar(enabled: bool):
-    """Yields a progress(stage, done, total) callback drawing a rich bar, or None when disabled."""
+    """Yields a progress(stage, done, total) callback drawing a rich bar once the input turns out to hold at
+    least PROGRESS_MIN_BYTES, or None when disabled."""
     if not enabled:
         yield None
         return
     from rich.progress import Progress
 
-    with Progress(transient=True) as bar:
-        tasks: dict = {}
+    bar = Progress(transient=True)
+    tasks: dict = {}
 
-        def update(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(STAGE_LABELS[stage], total=total)
-            bar.update(tasks[stage], completed=done)
+    def update(stage: str, done: int, total: int) -> None:
+        if not tasks and (stage != "parse" or total < PROGRESS_MIN_BYTES):
+            return
+        if not tasks:
+            bar.start()
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(STAGE_LABELS[stage], total=total)
+        bar.update(tasks[stage], completed=done)
 
+    try:
         yield update
+    finally:
+        bar.stop()

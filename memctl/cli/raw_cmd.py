@@ -33,7 +33,8 @@ def ls(
     from engine.raw import RawStore
 
     with open_memory(context, writable=False, holder="memctl raw ls") as memory:
-        chunks = [{"raw_id": raw_id, **record} for raw_id, record in RawStore(memory.store).scan()]
+        raw = RawStore(memory.store)
+        chunks = [raw.describe(raw_id, record) for raw_id, record in raw.scan()]
     if as_json:
         print_json(chunks)
         return

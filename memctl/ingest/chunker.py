@@ -10,8 +10,9 @@ covers exactly the UTF-8 bytes of its `text`, so `raw cat ID --offset --length` 
 
 Boundaries: a chunk closes before a turn that would take it past max_tokens, and at a session boundary once it
 holds min_tokens (defaults MIN_TOKENS, MAX_TOKENS; config ingest.chunk_min_tokens / chunk_max_tokens; changing
-them moves chunk boundaries, so inputs ingested before and after no longer deduplicate); short sessions therefore share a chunk (one file per short session would be thousands of tiny
-blobs that zstd cannot compress). A single turn above max_tokens gets a chunk of its own. Chunks never span two
+them moves chunk boundaries, so inputs ingested before and after no longer deduplicate); short sessions
+therefore share a chunk (one file per short session would be thousands of tiny blobs that zstd cannot
+compress). A single turn above max_tokens gets a chunk of its own. Chunks never span two
 conversations.
 """
 
@@ -26,23 +27,40 @@ MIN_TOKENS = 1000
 MAX_TOKENS = 2000
 
 CJK_CLASS = "\u3001-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff00-\uffef\U00020000-\U0003134f"
-CJK_CHARACTER = re.compile(f"[{CJK_CLASS}]")
-OTHER_WORD = re.compile(f"[^\\s{CJK_CLASS}]+")
+# One pass per text: a CJK run (group 1, each character a token) or another word (group 1 empty).
+CJK_RUN_OR_WORD = re.compile(f"([{CJK_CLASS}]+)|[^\\s{CJK_CLASS}]+")
+
+
+def text_counts(text: str) -> tuple[int, int]:
+    """(CJK characters, other words) of `text`."""
+    if text.isascii():
+        return 0, len(text.split())
+    characters = words = 0
+    for run in CJK_RUN_OR_WORD.findall(text):
+        if run:
+            characters += len(run)
+        else:
+            words += 1
+    return characters, words
+
+
+def tokens_of(characters: int, words: int) -> int:
+    return characters + (words * 13 + 9) // 10
 
 
 def estimate_tokens(text: str) -> int:
-    cjk = len(CJK_CHARACTER.findall(text))
-    words = len(OTHER_WORD.findall(text))
-    return cjk + (words * 13 + 9) // 10
+    return tokens_of(*text_counts(text))
+
+
+def language_of(characters: int, words: int) -> str | None:
+    """A script-level guess for chunk metadata: "zh" when CJK characters outnumber other words, else "en"."""
+    if characters == 0 and words == 0:
+        return None
+    return "zh" if characters >= words else "en"
 
 
 def guess_language(text: str) -> str | None:
-    """A script-level guess for chunk metadata: "zh" when CJK characters outnumber other words, else "en"."""
-    cjk = len(CJK_CHARACTER.findall(text))
-    words = len(OTHER_WORD.findall(text))
-    if cjk == 0 and words == 0:
-        return None
-    return "zh" if cjk >= words else "en"
+    return language_of(*text_counts(text))
 
 
 def render(turn: Turn) -> tuple[str, str]:
@@ -64,17 +82,19 @@ class Chunk:
     conv_id: str
     data: bytes
     spans: list[Span]
+    characters: int = 0  # CJK characters and other words of the turns' texts, for the language guess
+    words: int = 0
 
     def meta(self) -> dict:
         """Chunk metadata (seed §3.0): the conversation, its one speaker if it has only one, the first turn's
-        time, a language guess and the range of source ids it holds."""
+        time, a language guess from the turns' texts and the range of source ids it holds."""
         turns = [span.turn for span in self.spans]
         speakers = {turn.speaker for turn in turns}
         return {
             "conv_id": self.conv_id,
             "role": speakers.pop() if len(speakers) == 1 else None,
             "ts": next((turn.ts for turn in turns if turn.ts), None),
-            "lang": guess_language(self.data.decode("utf-8")),
+            "lang": language_of(self.characters, self.words),
             "source_id": _source_range(turns[0].source_id, turns[-1].source_id),
         }
 
@@ -93,16 +113,19 @@ def _source_range(first: str, last: str) -> str:
 def chunk_conversation(conversation: Conversation, min_tokens: int = MIN_TOKENS,
                        max_tokens: int = MAX_TOKENS) -> list[Chunk]:
     chunks: list[Chunk] = []
-    group: list[Turn] = []
+    group: list[tuple[Turn, int, int]] = []  # (turn, CJK characters, other words)
     group_tokens = 0
+    prefix_tokens: dict = {}
     for turn in conversation.turns:
-        prefix, suffix = render(turn)
-        tokens = max(1, estimate_tokens(prefix) + estimate_tokens(turn.text))
-        session_changed = bool(group) and turn.session != group[-1].session
+        if turn.speaker not in prefix_tokens:
+            prefix_tokens[turn.speaker] = estimate_tokens(render(turn)[0])
+        characters, words = text_counts(turn.text)
+        tokens = max(1, prefix_tokens[turn.speaker] + tokens_of(characters, words))
+        session_changed = bool(group) and turn.session != group[-1][0].session
         if group and (group_tokens + tokens > max_tokens or (session_changed and group_tokens >= min_tokens)):
             chunks.append(_build(conversation.conv_id, group))
             group, group_tokens = [], 0
-        group.append(turn)
+        group.append((turn, characters, words))
         group_tokens += tokens
     if group:
         chunks.append(_build(conversation.conv_id, group))
@@ -115,15 +138,18 @@ def chunk_all(conversations: list[Conversation], min_tokens: int = MIN_TOKENS,
             for chunk in chunk_conversation(conversation, min_tokens, max_tokens)]
 
 
-def _build(conv_id: str, turns: list[Turn]) -> Chunk:
+def _build(conv_id: str, group: list[tuple[Turn, int, int]]) -> Chunk:
     pieces: list[bytes] = []
     spans: list[Span] = []
     offset = 0
-    for turn in turns:
-        prefix, suffix = render(turn)
-        prefix_bytes, text_bytes, suffix_bytes = prefix.encode(), turn.text.encode(), suffix.encode()
-        offset += len(prefix_bytes)
-        spans.append(Span(turn, offset, len(text_bytes)))
-        offset += len(text_bytes) + len(suffix_bytes)
-        pieces += (prefix_bytes, text_bytes, suffix_bytes)
-    return Chunk(conv_id, b"".join(pieces), spans)
+    rendered: dict = {}  # speaker → (prefix, suffix) bytes
+    for turn, _, _ in group:
+        if turn.speaker not in rendered:
+            rendered[turn.speaker] = tuple(part.encode() for part in render(turn))
+        prefix, suffix = rendered[turn.speaker]
+        text = turn.text.encode()
+        offset += len(prefix)
+        spans.append(Span(turn, offset, len(text)))
+        offset += len(text) + len(suffix)
+        pieces += (prefix, text, suffix)
+    return Chunk(conv_id, b"".join(pieces), spans, sum(item[1] for item in group), sum(item[2] for item in group))

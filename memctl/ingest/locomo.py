@@ -2,9 +2,13 @@
 
 A JSON list of samples: `sample_id` (the conv_id) and `conversation` with `session_N` (a list of turns) and
 `session_N_date_time` ("1:56 pm on 8 May, 2023" or "2024年04月01日 周一"). A turn has `speaker`, `dia_id` (its
-source_id), `text`, and optional keys kept as its extra (`blip_caption`, `img_url`, `query` in LoCoMo; `time`,
-`place`, `mid` in MemDaily). The turn's ts is its own `time` when present, else its session's date. Date keys
-without a session (conv-26) are ignored, as are `qa` and the summaries.
+source_id), `text`, and optional keys kept as its extra (`blip_caption` in LoCoMo: the caption of an image the
+speaker shared, which is all of the image the file holds; `place` and `mid` in MemDaily). The turn's ts is its own
+`time` when present (MemDaily: "2024年04月01日 周一 08:51"), else its session's date; `time` itself is not kept,
+since ts holds it exactly (minute precision; the weekday follows from the date). LoCoMo's `img_url` and `query`
+(where and by which search the dataset's builders found the image) and `re-download` record how the dataset was
+made, not what was said, and are dropped: with them the turn rows of locomo-dev.json take twice the space.
+Date keys without a session (conv-26) are ignored, as are `qa` and the summaries.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from memctl.ingest.model import Conversation, Turn
 SESSION_KEY = re.compile(r"session_(\d+)")
 TURN_KEYS = ("speaker", "dia_id", "text")
 TURN_TIME_KEY = "time"
+DATASET_KEYS = ("img_url", "query", "re-download")
 
 
 def is_locomo(value) -> bool:
@@ -72,7 +77,8 @@ def _turn(turn, conv_id: str, session: str, session_ts: str | None, where: str) 
         text=turn["text"],
         ts=ts,
         source_id=turn["dia_id"],
-        extra={key: value for key, value in turn.items() if key not in TURN_KEYS},
+        extra={key: value for key, value in turn.items()
+               if key not in TURN_KEYS and key not in DATASET_KEYS and key != TURN_TIME_KEY},
         session=session,
     )
 

@@ -7,7 +7,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from engine.format import RAW_TURN_TABLE
+from engine.raw import RawStore
 from engine.store import Store
 from memctl.cli import ingest_cmd, raw_cmd
 from memctl.cli.app import global_options
@@ -32,7 +32,7 @@ def run(isolated_home):
 
 def turn_records(home):
     with Store.open(tenant_dir(str(home), "default"), writable=False) as store:
-        return [record for _, record in store.scan(RAW_TURN_TABLE)]
+        return list(RawStore(store).iter_turns())
 
 
 def test_ingest_json_summary_and_idempotence(run, isolated_home):
@@ -76,6 +76,8 @@ def test_raw_ls(run, isolated_home):
     assert len(listed) == 2
     assert {chunk["meta"]["conv_id"] for chunk in listed} == {"xiaolin-2024"}
     assert all(chunk["raw_id"].startswith("raw_") and chunk["refcount"] > 0 for chunk in listed)
+    assert all(chunk["path"] == f"raw/{chunk['created_at'][:10].replace('-', '/')}/{chunk['sha256'][:2]}/"
+                                f"raw_{chunk['sha256']}.blob.zst" for chunk in listed)
     table = run("raw", "ls")
     assert table.exit_code == 0 and "2 chunk(s)" in table.stdout
     assert all(chunk["raw_id"] in table.stdout for chunk in listed)

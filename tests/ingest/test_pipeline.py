@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from engine.errors import InputError
-from engine.format import RAW_CHUNK_TABLE, RAW_TURN_TABLE
+from engine.format import RAW_CHUNK_TABLE
 from engine.raw import RawStore
 from engine.store import Store
 from memctl.ingest.model import Source
@@ -22,7 +22,7 @@ REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def turn_records(store):
-    return list(store.scan(RAW_TURN_TABLE))
+    return list(RawStore(store).iter_turns())
 
 
 def blob_count(store):
@@ -32,9 +32,9 @@ def blob_count(store):
 def assert_spans_round_trip(store, expected_texts=None):
     raw = RawStore(store)
     texts = []
-    for key, record in turn_records(store):
+    for record in turn_records(store):
         ref = record["raw_ref"]
-        assert key.startswith(ref["raw_id"] + ":")
+        assert record["turn_id"].startswith(ref["raw_id"] + ":")
         texts.append(raw.read_span(ref["raw_id"], ref["offset"], ref["length"]).decode("utf-8"))
     if expected_texts is not None:
         assert sorted(texts) == sorted(expected_texts)
@@ -57,7 +57,7 @@ def test_ingest_the_samples_directory(store):
 
 def test_turn_records_keep_speaker_time_source_and_extra(store):
     ingest(store, [os.path.join(SAMPLES, "xiaolin-life.locomo.json")])
-    records = [record for _, record in turn_records(store)]
+    records = turn_records(store)
     photo = next(record for record in records if record["source_id"] == "D1:7")
     assert photo["conv_id"] == "xiaolin-2024" and photo["speaker"] == "小林"
     assert photo["ts"] == "2024-03-05T20:05:00"
@@ -136,7 +136,7 @@ def test_real_locomo_dev_file(store):
     texts = [turn["text"] for sample in samples for key, turns in sample["conversation"].items()
              if key.startswith("session_") and isinstance(turns, list) for turn in turns]
     assert_spans_round_trip(store, texts)
-    records = [record for _, record in turn_records(store)]
+    records = turn_records(store)
     assert sum("blip_caption" in record.get("extra", {}) for record in records) == 602
     assert len({(record["conv_id"], record["source_id"]) for record in records}) == 2760
     assert summary["bytes_stored"] < 0.6 * sum(len(text.encode()) for text in texts)
@@ -146,7 +146,7 @@ def test_real_locomo_dev_file(store):
 def test_real_memdaily_dev_file(store):
     summary = ingest(store, [MEMDAILY_DEV])
     assert (summary["conversations"], summary["turns"]) == (591, 5188)
-    records = [record for _, record in turn_records(store)]
+    records = turn_records(store)
     assert len(records) == 5188
     assert all(record["speaker"] == "用户" and "place" in record["extra"] for record in records)
     assert_spans_round_trip(store)
@@ -163,7 +163,7 @@ print("ACK")
 
 
 @pytest.mark.parametrize("failpoint, hit", [
-    ("raw.blob.write.before_fsync", 2), ("raw.after_rename.before_dirsync", 1), ("raw.after_publish.before_commit", 1)])
+    ("raw.before_rename", 1), ("raw.after_rename.before_sync", 1), ("raw.after_sync", 1)])
 def test_an_ingest_killed_before_commit_leaves_only_orphans_that_gc_removes(tmp_path, failpoint, hit):
     store_path = str(tmp_path / "store")
     sample = os.path.join(SAMPLES, "xiaolin-life.locomo.json")

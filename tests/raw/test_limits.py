@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from engine.errors import CorruptionError
 from engine.format import RAW_BLOB_MAX_BYTES
-from engine.raw import RawStore, decompress_bounded
+from engine.raw import RawStore, decompress_bounded, record_blob_path
 
 from raw_testkit import frame_declaring, zeros_frame
 
@@ -64,7 +64,7 @@ def test_a_bomb_in_the_store_is_reported_naming_the_blob_file(store):
     raw = RawStore(store)
     with raw.batch() as writer:
         raw_id = writer.put(b"hello", {}).raw_id
-    path = os.path.join(store.path, raw.get(raw_id)["path"])
+    path = os.path.join(store.path, record_blob_path(raw.get(raw_id)))
     with open(path, "wb") as handle:
         handle.write(frame_declaring(8 * GIB))
     with pytest.raises(CorruptionError, match="declares 8,589,934,592 bytes") as raised:
@@ -76,7 +76,7 @@ def test_an_oversized_blob_file_is_refused_unread(store):
     raw = RawStore(store, limit=1000)
     with raw.batch() as writer:
         raw_id = writer.put(b"hello", {}).raw_id
-    path = os.path.join(store.path, raw.get(raw_id)["path"])
+    path = os.path.join(store.path, record_blob_path(raw.get(raw_id)))
     with open(path, "r+b") as handle:
         handle.truncate(RAW_BLOB_MAX_BYTES)
     with pytest.raises(CorruptionError, match="larger than any blob within the limit"):

@@ -10,7 +10,7 @@ import zstandard
 
 from engine.errors import CorruptionError, InputError
 from engine.format import RAW_CHUNK_TABLE
-from engine.raw import RawStore, raw_id_for
+from engine.raw import RawStore, raw_id_for, record_blob_path
 from engine.store import Store
 
 from raw_testkit import blob_files
@@ -31,13 +31,15 @@ def test_put_stores_one_compressed_blob_and_a_record(store):
     assert result.new and result.raw_id == "raw_" + sha[:16] == raw_id_for(sha)
     record = raw.get(result.raw_id)
     assert record == {
-        "mime": "text/plain; charset=utf-8", "len_bytes": len(TEXT), "sha256": sha,
-        "created_at": "2025-09-15T10:35:00+00:00",
-        "path": f"raw/2025/09/15/{sha[:2]}/raw_{sha}.blob.zst",
-        "refcount": 3, "stored_bytes": result.stored_bytes, "meta": {"conv_id": "c", "lang": "zh"},
+        "mime": "text/plain; charset=utf-8", "len_bytes": len(TEXT), "sha256": bytes.fromhex(sha),
+        "created_at": int(FIXED_DAY.timestamp()), "refcount": 3, "stored_bytes": result.stored_bytes,
+        "meta": {"conv_id": "c", "lang": "zh"},
     }
-    assert blob_files(store.path) == [record["path"]]
-    with open(os.path.join(store.path, record["path"]), "rb") as handle:
+    path = f"raw/2025/09/15/{sha[:2]}/raw_{sha}.blob.zst"
+    assert raw.describe(result.raw_id, record) == {
+        "raw_id": result.raw_id, **record, "sha256": sha, "created_at": "2025-09-15T10:35:00+00:00", "path": path}
+    assert blob_files(store.path) == [path]
+    with open(os.path.join(store.path, path), "rb") as handle:
         blob = handle.read()
     assert len(blob) == result.stored_bytes
     assert zstandard.frame_content_size(blob) == len(TEXT)
@@ -45,9 +47,12 @@ def test_put_stores_one_compressed_blob_and_a_record(store):
 
 
 def test_blob_path_uses_the_day_of_creation(store):
-    record = RawStore(store).get(put(RawStore(store)).raw_id)
-    assert re.fullmatch(r"raw/\d{4}/\d{2}/\d{2}/[0-9a-f]{2}/raw_[0-9a-f]{64}\.blob\.zst", record["path"])
-    assert record["path"][4:14] == record["created_at"][:10].replace("-", "/")
+    raw = RawStore(store)
+    raw_id = put(raw).raw_id
+    described = raw.describe(raw_id, raw.get(raw_id))
+    assert re.fullmatch(r"raw/\d{4}/\d{2}/\d{2}/[0-9a-f]{2}/raw_[0-9a-f]{64}\.blob\.zst", described["path"])
+    assert described["path"][4:14] == described["created_at"][:10].replace("-", "/")
+    assert blob_files(store.path) == [described["path"]]
 
 
 def test_same_bytes_again_are_one_blob_with_more_references(store):
@@ -131,7 +136,7 @@ def test_chunk_above_the_blob_limit_is_refused(store):
 
 
 def _blob_path(store, raw_id):
-    return os.path.join(store.path, RawStore(store).get(raw_id)["path"])
+    return os.path.join(store.path, record_blob_path(RawStore(store).get(raw_id)))
 
 
 def test_sha256_mismatch_is_corruption_naming_the_file(store):
@@ -194,7 +199,7 @@ def test_a_reader_snapshot_reads_blobs(store):
 def test_gc_removes_orphans_and_temp_files_only(store):
     raw = RawStore(store)
     raw_id = put(raw).raw_id
-    kept = raw.get(raw_id)["path"]
+    kept = record_blob_path(raw.get(raw_id))
     orphan_sha = hashlib.sha256(b"orphan").hexdigest()
     orphan = f"raw/2020/01/01/{orphan_sha[:2]}/raw_{orphan_sha}.blob.zst"
     temp = kept + ".tmp"

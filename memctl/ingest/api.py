@@ -1,0 +1,38 @@
+"""The one ingest entry point, shared by `memctl ingest` and the Python API."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+from memctl.ingest.pipeline import prepare, write
+from memctl.ingest.sources import collect
+
+
+def ingest_paths(store, paths=(), texts=(), format: str = "auto", errors: str = "strict", config=None,
+                 progress=None, stdin=None) -> dict:
+    """Ingest files, directories (recursively), globs and `-` (stdin) from `paths`, and literal `texts`, as one
+    atomic batch. Every input is read, checked and parsed before the store is touched: bad input (InputError,
+    exit 2) stores nothing.
+
+    `store`: a writable engine Store, or a function returning a context manager that yields one; the function
+    is called only once every input has passed, so bad input neither creates a store nor takes its writer lock.
+    `config`: a memctl Config (ingest.max_file_bytes, ingest.max_blob_bytes, ingest.chunk_min_tokens,
+    ingest.chunk_max_tokens), None for the defaults. `progress(stage, done, total)`: stage "parse" (bytes), then
+    "store" (chunks). Returns {chunks_new, chunks_duplicate, bytes_in, bytes_stored (compressed blob and turn
+    row bytes written), conversations, turns}.
+    """
+    if config is None:
+        from memctl import config as config_module
+
+        config = config_module.load()
+    size_limit = config.get("ingest.max_file_bytes")
+    sources = collect(paths, texts, size_limit=size_limit, stdin=stdin)
+    prepared = prepare(sources, format, errors, size_limit, config.get("ingest.chunk_min_tokens"),
+                       config.get("ingest.chunk_max_tokens"), progress)
+    with _opened(store) as opened:
+        return write(opened, prepared, config.get("ingest.max_blob_bytes"), progress)
+
+
+def _opened(store):
+    return store() if callable(store) else nullcontext(store)
+

@@ -1,0 +1,49 @@
+"""ingest_paths: the entry point `memctl ingest` and the Python API share."""
+
+import os
+from contextlib import contextmanager
+
+import pytest
+
+from engine.errors import InputError
+from engine.raw import RawStore
+from engine.store import Store
+from memctl import config as config_module
+from memctl.ingest.api import ingest_paths
+
+from ingest_testkit import SAMPLES
+
+
+def test_paths_and_texts_into_an_open_store(store):
+    transcript = os.path.join(SAMPLES, "win11-bluetooth.transcript.txt")
+    summary = ingest_paths(store, [transcript], ["以后优先中文回答"])
+    assert (summary["conversations"], summary["turns"], summary["chunks_new"]) == (2, 39, 2)
+    texts = [turn["text"] for turn in RawStore(store).iter_turns(text=True)]
+    assert "以后优先中文回答" in texts and any("0x8007045D" in text for text in texts)
+    assert ingest_paths(store, [], ["以后优先中文回答"])["chunks_duplicate"] == 1
+
+
+def test_an_opener_is_called_only_after_every_input_passed(tmp_path):
+    opened = []
+
+    @contextmanager
+    def opener():
+        opened.append(True)
+        with Store.open(str(tmp_path / "store")) as store:
+            yield store
+
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"caf\xe9")
+    with pytest.raises(InputError, match="invalid UTF-8 at byte offset 3"):
+        ingest_paths(opener, [os.path.join(SAMPLES, "journal.txt"), str(bad)])
+    assert opened == [] and not os.path.exists(tmp_path / "store")
+    summary = ingest_paths(opener, [str(bad)], errors="replace", format="text")
+    assert opened == [True] and summary["turns"] == 1
+
+
+def test_config_limits_apply(store, tmp_path):
+    settings = tmp_path / "memctl.yaml"
+    settings.write_text("ingest:\n  max_file_bytes: 10\n")
+    config = config_module.load(None, str(settings))
+    with pytest.raises(InputError, match="above the limit of 10 bytes"):
+        ingest_paths(store, [], ["eleven bytes"], config=config)

@@ -1,0 +1,191 @@
+"""Publishing new blobs: temp files without fsync, renames, ONE sync_filesystem, then the WAL commit; and what a
+crash between the renames and that sync may leave (renamed blobs without their data, named by no record)."""
+
+import ctypes
+import errno
+import hashlib
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import pytest
+
+from engine import fs
+from engine.raw import RawStore, blob_path, raw_id_for, record_blob_path
+from engine.store import Store
+
+from raw_testkit import blob_files
+
+REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+FIXED_DAY = datetime(2025, 9, 15, 10, 35, tzinfo=timezone.utc)
+CHUNKS = [f"chunk {index}: 蓝牙打不开 0x8007045D 😀\n".encode() * 20 for index in range(5)]
+
+
+class CountingOps(fs.FileOps):
+    def __init__(self):
+        self.calls: list = []
+
+    def fsync(self, fd):
+        self.calls.append("fsync")
+        super().fsync(fd)
+
+    def fsync_dir(self, path):
+        self.calls.append("fsync_dir")
+        super().fsync_dir(path)
+
+    def sync_filesystem(self, path):
+        self.calls.append(("sync_filesystem", path))
+        super().sync_filesystem(path)
+
+    def rename(self, source, target):
+        self.calls.append("rename")
+        super().rename(source, target)
+
+
+@pytest.fixture
+def counting():
+    ops = CountingOps()
+    previous = fs.set_ops(ops)
+    yield ops
+    fs.set_ops(previous)
+
+
+def test_a_batch_of_new_blobs_costs_one_sync_filesystem_and_one_wal_fsync(store, counting):
+    raw = RawStore(store)
+    with raw.batch() as writer:
+        for data in CHUNKS:
+            writer.put(data, {})
+    assert counting.calls == ["rename"] * len(CHUNKS) + [("sync_filesystem", store.path), "fsync"]
+    assert all(raw.read(raw_id_for(hashlib.sha256(data).hexdigest())) == data for data in CHUNKS)
+    assert not any(name.endswith(".tmp") for name in blob_files(store.path))
+
+
+def test_a_batch_without_new_blobs_does_not_sync_the_filesystem(store, counting):
+    raw = RawStore(store)
+    with raw.batch() as writer:
+        raw_id = writer.put(CHUNKS[0], {}).raw_id
+    counting.calls.clear()
+    with raw.batch() as writer:
+        writer.acquire(raw_id)
+    assert counting.calls == ["fsync"]
+
+
+def test_the_commit_comes_after_the_sync(store):
+    raw = RawStore(store)
+    seen = []
+    fs.arm("raw.after_sync", action=lambda: seen.append(store.sequence))
+    fs.arm("wal.append.before_fsync", action=lambda: seen.append("wal"))
+    with raw.batch() as writer:
+        writer.put(CHUNKS[0], {})
+    assert seen == [0, "wal"] and store.sequence == 1
+
+
+# --- sync_filesystem itself ----------------------------------------------------------------------------------
+
+
+def test_sync_filesystem_returns_on_a_store_directory(tmp_path):
+    fs.sync_filesystem(str(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        fs.sync_filesystem(str(tmp_path / "missing"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs(2) is Linux's")
+def test_a_failing_syncfs_raises_oserror(tmp_path, monkeypatch):
+    class FailingLibc:
+        @staticmethod
+        def syncfs(fd):
+            ctypes.set_errno(errno.EIO)
+            return -1
+
+    monkeypatch.setattr(fs, "_libc", lambda: FailingLibc)
+    with pytest.raises(OSError) as raised:
+        fs.sync_filesystem(str(tmp_path))
+    assert raised.value.errno == errno.EIO and raised.value.filename == str(tmp_path)
+
+
+def test_other_systems_fall_back_to_sync(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(os, "sync", lambda: calls.append("sync"))
+    fs.sync_filesystem(str(tmp_path))
+    assert calls == ["sync"]
+
+
+# --- after a crash between the renames and the sync ------------------------------------------------------------
+
+
+def test_a_blob_file_no_record_names_is_rewritten_not_trusted(store):
+    """A crash before the sync can leave the renamed blob with its data lost (zeros, or nothing at all).
+    Storing the same content again must write it anew: the record decides, not the file's existence."""
+    raw = RawStore(store, clock=lambda: FIXED_DAY)
+    sha = hashlib.sha256(CHUNKS[0]).hexdigest()
+    damaged = os.path.join(store.path, blob_path(sha, int(FIXED_DAY.timestamp())))
+    os.makedirs(os.path.dirname(damaged))
+    with open(damaged, "wb") as handle:
+        handle.write(bytes(40))
+    with raw.batch() as writer:
+        result = writer.put(CHUNKS[0], {})
+    assert result.new and result.stored_bytes > 0
+    assert os.path.join(store.path, record_blob_path(raw.get(result.raw_id))) == damaged
+    assert raw.read(result.raw_id) == CHUNKS[0]
+
+
+CRASHING_BATCH = """
+import sys
+from engine.raw import RawStore
+from engine.store import Store
+store = Store.open(sys.argv[1])
+with RawStore(store).batch() as writer:
+    for line in sys.argv[2:]:
+        writer.put(line.encode(), {})
+print("ACK")
+"""
+
+
+def crash_during_publish(store_path: str, failpoint: str) -> None:
+    environment = dict(os.environ, MEMCTL_FAILPOINT=f"{failpoint}:1", PYTHONPATH=REPOSITORY)
+    result = subprocess.run([sys.executable, "-c", CRASHING_BATCH, store_path] + [data.decode() for data in CHUNKS],
+                            env=environment, capture_output=True, text=True, cwd=REPOSITORY)
+    assert result.returncode == -9 and "ACK" not in result.stdout, result.stderr
+
+
+def lose_unsynced_data(store_path: str) -> list[str]:
+    """What a power loss may do to blobs renamed but never synced: keep the names, drop the data."""
+    blobs = [name for name in blob_files(store_path) if name.endswith(".blob.zst")]
+    for index, relative in enumerate(blobs):
+        with open(os.path.join(store_path, relative), "r+b") as handle:
+            handle.truncate(0 if index % 2 else 16)
+    return blobs
+
+
+@pytest.mark.parametrize("failpoint", ["raw.after_rename.before_sync", "raw.after_sync"])
+def test_gc_removes_the_blobs_of_a_batch_killed_before_its_commit(tmp_path, failpoint):
+    store_path = str(tmp_path / "store")
+    crash_during_publish(store_path, failpoint)
+    blobs = lose_unsynced_data(store_path)
+    assert len(blobs) == len(CHUNKS)
+    with Store.open(store_path) as store:
+        raw = RawStore(store)
+        assert list(raw.scan()) == []
+        problems, unnamed = raw.verify()
+        assert problems == [] and sorted(unnamed) == blobs
+        assert sorted(raw.gc()) == blobs
+        assert blob_files(store_path) == []
+
+
+def test_storing_again_after_a_crash_before_the_sync_rewrites_the_damaged_blobs(tmp_path):
+    store_path = str(tmp_path / "store")
+    crash_during_publish(store_path, "raw.after_rename.before_sync")
+    damaged = lose_unsynced_data(store_path)
+    with Store.open(store_path) as store:
+        raw = RawStore(store)
+        with raw.batch() as writer:
+            results = [writer.put(data, {}) for data in CHUNKS]
+        assert all(result.new for result in results)
+        assert [raw.read(result.raw_id) for result in results] == CHUNKS
+        problems, unnamed = raw.verify()
+        assert problems == []
+        named = sorted(record_blob_path(raw.get(result.raw_id)) for result in results)
+        # Same UTC day as the crash (the usual case): the damaged files were replaced in place.
+        assert sorted(unnamed) == sorted(set(damaged) - set(named))

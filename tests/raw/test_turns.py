@@ -1,0 +1,236 @@
+"""raw.turns: one compact record per chunk, decoded back into the turn dicts ingest gave, in conversation/time
+order, with reference counts that `verify` holds to one per turn."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import zstandard
+from hypothesis import given, strategies as st
+
+from engine.codec import pack
+from engine.errors import CorruptionError, EngineError, InputError
+from engine.format import RAW_CHUNK_TABLE, RAW_TURNS_TABLE
+from engine.raw import RawStore, decode_ts, encode_ts
+from engine.store import Store
+
+CHUNK = "Ann: 你好 😀\nBen: hi\nnote without speaker\n\n".encode()
+
+
+def span(text: str, data: bytes = CHUNK) -> tuple[int, int]:
+    encoded = text.encode()
+    return data.index(encoded), len(encoded)
+
+
+def turn(text, speaker, ts, source_id, extra=None, data=CHUNK) -> dict:
+    offset, length = span(text, data)
+    return {"speaker": speaker, "ts": ts, "source_id": source_id, "offset": offset, "length": length,
+            "extra": extra or {}}
+
+
+TURNS = [
+    turn("你好 😀", "Ann", "2023-05-08T13:56:00", "D1:1", {"blip_caption": "a cat"}),
+    turn("hi", "Ben", "2023-05-08", "D1:2"),
+    turn("note without speaker", None, None, "notes.txt#3", {"place": "广东深圳", "mid": 2}),
+]
+
+
+def put_chunk(raw, data=CHUNK, conv_id="conv-a", turns=TURNS, meta=None):
+    with raw.batch() as writer:
+        return writer.put_turns(data, meta or {"conv_id": conv_id}, conv_id, turns)
+
+
+def test_turns_come_back_as_given(store):
+    raw = RawStore(store)
+    raw_id = put_chunk(raw).raw_id
+    decoded = raw.turns(raw_id)
+    assert [item["turn_id"] for item in decoded] == [f"{raw_id}:0", f"{raw_id}:1", f"{raw_id}:2"]
+    for given_turn, item in zip(TURNS, decoded):
+        assert item["conv_id"] == "conv-a"
+        assert (item["speaker"], item["ts"], item["source_id"], item["extra"]) == (
+            given_turn["speaker"], given_turn["ts"], given_turn["source_id"], given_turn["extra"])
+        assert item["raw_ref"] == {"raw_id": raw_id, "offset": given_turn["offset"], "length": given_turn["length"]}
+        start, length = item["raw_ref"]["offset"], item["raw_ref"]["length"]
+        assert raw.read_span(raw_id, start, length) == CHUNK[start: start + length]
+    assert raw.get(raw_id)["refcount"] == 3
+
+
+def test_one_compact_record_per_chunk(store):
+    raw = RawStore(store)
+    raw_id = put_chunk(raw).raw_id
+    [(key, record)] = list(store.scan(RAW_TURNS_TABLE))
+    assert key == raw_id
+    assert record["conv_id"] == "conv-a" and record["speakers"] == ["Ann", "Ben", None]
+    assert record["ts"] == encode_ts("2023-05-08T13:56:00") and isinstance(record["ts"], int)
+    assert isinstance(record["turns"], bytes) and isinstance(record["seq"], int)
+
+
+def test_the_same_chunk_again_adds_no_turns_and_no_references(store):
+    raw = RawStore(store)
+    first = put_chunk(raw)
+    again = put_chunk(raw, conv_id="another name")
+    assert first.new and not again.new and again.stored_bytes == 0
+    with raw.batch() as writer:
+        assert writer.put_turns(CHUNK, {}, "c", TURNS).new is False
+    assert raw.get(first.raw_id)["refcount"] == 3
+    assert [item["conv_id"] for item in raw.turns(first.raw_id)] == ["conv-a"] * 3
+
+
+def test_twice_in_one_batch_counts_once(store):
+    raw = RawStore(store)
+    with raw.batch() as writer:
+        results = [writer.put_turns(CHUNK, {}, "c", TURNS) for _ in range(2)]
+    assert [result.new for result in results] == [True, False]
+    assert raw.get(results[0].raw_id)["refcount"] == 3 and len(list(store.scan(RAW_TURNS_TABLE))) == 1
+
+
+def test_releasing_every_reference_deletes_the_turns_too(store):
+    raw = RawStore(store)
+    raw_id = put_chunk(raw).raw_id
+    with raw.batch() as writer:
+        assert writer.release(raw_id, 3)
+    assert raw.get(raw_id) is None and list(store.scan(RAW_TURNS_TABLE)) == []
+    assert put_chunk(raw).new  # and it can be stored again
+
+
+def test_spans_must_be_ordered_and_inside_the_chunk(store):
+    raw = RawStore(store)
+    for bad in ([TURNS[1], TURNS[0]], [{**TURNS[0], "length": len(CHUNK)}], []):
+        with pytest.raises(EngineError):
+            put_chunk(raw, turns=bad)
+    assert list(raw.scan()) == []
+
+
+def test_turns_of_an_unknown_chunk_and_of_a_chunk_without_turns(store):
+    raw = RawStore(store)
+    with pytest.raises(InputError, match="no raw chunk raw_0000000000000000"):
+        raw.turns("raw_0000000000000000")
+    with raw.batch() as writer:
+        raw_id = writer.put(b"plain blob", {}).raw_id
+    assert raw.turns(raw_id) == []
+
+
+def chunk_with(conv_id: str, ts: str | None, label: str) -> tuple[bytes, list]:
+    data = f"X: {label}\n".encode()
+    return data, [turn(label, "X", ts, label, data=data)]
+
+
+def test_iter_turns_orders_conversations_then_time_then_storing_order(store):
+    raw = RawStore(store)
+    chunks = [
+        ("b", "2024-01-02T00:00:00", "b-late"),
+        ("b", None, "b-untimed"),
+        ("a", "2024-05-01T10:00:00", "a-second"),
+        ("b", "2024-01-01", "b-early-date"),  # a bare date counts as its midnight
+        ("a", "2024-05-01T09:00:00+00:00", "a-first-zoned"),
+        ("a", "2024-05-01T10:00:00", "a-second-tie"),  # same time: stored later, comes later
+    ]
+    for conv_id, ts, label in chunks[:3]:
+        data, turns = chunk_with(conv_id, ts, label)
+        put_chunk(raw, data, conv_id, turns)
+    with raw.batch() as writer:  # several in one batch keep their storing order too
+        for conv_id, ts, label in chunks[3:]:
+            data, turns = chunk_with(conv_id, ts, label)
+            writer.put_turns(data, {}, conv_id, turns)
+    ordered = list(raw.iter_turns(text=True))
+    assert [item["source_id"] for item in ordered] == [
+        "a-first-zoned", "a-second", "a-second-tie", "b-early-date", "b-late", "b-untimed"]
+    assert all(item["text"] == item["source_id"] for item in ordered)
+    assert [item["ts"] for item in ordered][:2] == ["2024-05-01T09:00:00+00:00", "2024-05-01T10:00:00"]
+
+
+def test_a_reader_snapshot_iterates_turns(store):
+    raw_id = put_chunk(RawStore(store)).raw_id
+    reader = Store.open(store.path, writable=False)
+    assert [item["turn_id"] for item in RawStore(reader).iter_turns()] == [f"{raw_id}:{n}" for n in range(3)]
+
+
+@given(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)))
+def test_naive_times_with_whole_seconds_are_ints_that_decode_to_the_same_text(moment):
+    text = moment.replace(microsecond=0).isoformat()
+    encoded = encode_ts(text)
+    assert isinstance(encoded, int)
+    assert decode_ts(encoded) == text
+
+
+@pytest.mark.parametrize("text", [
+    "2024-04-01", "2025-09-15T10:35:00+08:00", "2023-11-14T22:13:20+00:00", "2024-01-01T00:00:00.500000",
+    "2024-01-01 10:00:00", "not a date", None])
+def test_other_times_are_kept_as_given(text):
+    assert encode_ts(text) == text and decode_ts(encode_ts(text)) == text
+
+
+def test_epoch_ints_are_wall_clock_seconds():
+    assert encode_ts("1970-01-01T00:00:00") == 0
+    assert encode_ts("2023-05-08T13:56:00") == int((datetime(2023, 5, 8, 13, 56) - datetime(1970, 1, 1))
+                                                   / timedelta(seconds=1))
+    assert encode_ts("1969-12-31T23:59:59") == -1
+    assert datetime.fromtimestamp(encode_ts("2023-05-08T13:56:00"), timezone.utc).hour == 13
+
+
+# --- verify --------------------------------------------------------------------------------------------------
+
+
+def tamper(store, table, key, value):
+    with store.batch() as batch:
+        batch.put(table, key, value)
+
+
+def reasons(store):
+    return [(error.path, error.reason) for error in RawStore(store).verify()[0]]
+
+
+def test_verify_is_clean_after_ingest_like_writes(store):
+    raw = RawStore(store)
+    put_chunk(raw)
+    with raw.batch() as writer:
+        writer.put(b"held by something else", {}, refs=2)
+    assert RawStore(store).verify() == ([], [])
+
+
+def test_verify_reports_a_reference_count_that_is_not_one_per_turn(store):
+    raw = RawStore(store)
+    raw_id = put_chunk(raw).raw_id
+    tamper(store, RAW_CHUNK_TABLE, raw_id, {**raw.get(raw_id), "refcount": 2})
+    assert reasons(store) == [(f"raw.chunk/{raw_id}",
+                               f"reference count 2, but 3 turn(s) in raw.turns/{raw_id} cite it")]
+
+
+def test_verify_reports_turns_without_a_chunk_and_a_chunk_without_references(store):
+    raw = RawStore(store)
+    raw_id = put_chunk(raw).raw_id
+    turns_record = store.get(RAW_TURNS_TABLE, raw_id)
+    tamper(store, RAW_TURNS_TABLE, "raw_00000000000000ff", turns_record)
+    with raw.batch() as writer:
+        orphan = writer.put(b"unreferenced", {}, refs=1).raw_id
+    tamper(store, RAW_CHUNK_TABLE, orphan, {**raw.get(orphan), "refcount": 0})
+    assert sorted(reasons(store)) == sorted([
+        (f"raw.chunk/{orphan}", "reference count 0; a stored chunk has at least 1"),
+        ("raw.turns/raw_00000000000000ff", "turns of raw_00000000000000ff, which has no raw.chunk record"),
+    ])
+
+
+def test_verify_reports_spans_outside_the_chunk_or_inside_a_character(store):
+    raw = RawStore(store)
+    raw_id = put_chunk(raw).raw_id
+    record = store.get(RAW_TURNS_TABLE, raw_id)
+
+    def with_rows(rows):
+        return {**record, "turns": zstandard.ZstdCompressor().compress(pack(rows))}
+
+    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None, "x", 0, 1000, None]] * 3))
+    assert reasons(store) == [(f"raw.turns/{raw_id}", f"turn {raw_id}:0 spans past the chunk's {len(CHUNK)} bytes")]
+    cut = CHUNK.index("你".encode()) + 1
+    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None, "x", cut, 2, None]] * 3))
+    assert reasons(store) == [(f"raw.turns/{raw_id}", f"turn {raw_id}:0 does not span whole UTF-8 characters")]
+    for malformed in ([[0, None]], [[-1, None, "x", 0, 1, None]] * 3, [[0, None, "x", 0, -1, None]] * 3,
+                      [[0, None, 7, 0, 1, None]] * 3, [[0, None, "x", 0, 1, ["not", "a", "map"]]] * 3):
+        tamper(store, RAW_TURNS_TABLE, raw_id, with_rows(malformed))
+        assert reasons(store) == [(f"raw.turns/{raw_id}",
+                                   "malformed turn row 0 (expected speaker/ts/source_id/gap/length/extra)")]
+    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None]]))
+    assert reasons(store) == [(f"raw.turns/{raw_id}",
+                               "malformed turn row 0 (expected speaker/ts/source_id/gap/length/extra)")]
+    with pytest.raises(CorruptionError, match="malformed turn row 0"):
+        raw.turns(raw_id)
+    tamper(store, RAW_TURNS_TABLE, raw_id, {**record, "turns": b"not zstd"})
+    assert [path for path, _ in reasons(store)] == [f"raw.turns/{raw_id}"]

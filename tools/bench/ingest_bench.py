@@ -1,0 +1,451 @@
+"""`memctl ingest` against SQLite (stdlib sqlite3, journal_mode=WAL, synchronous=FULL) storing the same turns.
+
+Inputs: (1) /work/shared/locomo/locomo-dev.json; (2) a generated mixed Chinese/English transcript corpus
+(deterministic by --seed: several conversations, one `Speaker: text` file each, sessions with timestamps;
+sentences from word/character chains trained on the LoCoMo and MemDaily dev texts, code-switched).
+
+Contenders, each repeated (default 3 times, medians reported, interleaved) into fresh directories holding an
+existing, empty store and database, each timed as a whole command runs, from reading the input to closing:
+  memctl, in-process        Store.open + memctl.ingest.api.ingest_paths + close (the code `memctl ingest` runs)
+  memctl, cold subprocess   `memctl ingest --raw PATH --quiet` in a new process (interpreter start included)
+  SQLite, in-process        the same parser (memctl's, so both store the same turns), then one transaction
+                            inserting rows (conv_id, speaker, ts, source_id, text), commit, close
+and, without parsing, the storing step alone: memctl's chunked write (pipeline.write: compress, blobs, one
+syncfs, one WAL commit) against SQLite's transaction of the same parsed turns. In-process contenders run in a
+fresh interpreter each (`--child`), warmed up by one tiny ingest and insert, timed from the call to its return.
+
+Sizes: blob bytes + raw record bytes (raw.chunk and raw.turns as a records segment stores them: key, value,
+29 bytes of row index), against the input file bytes and against the turns' text bytes (UTF-8).
+
+    python tools/bench/ingest_bench.py                       # full run, writes tools/bench/RESULTS.md
+    python tools/bench/ingest_bench.py --mb 4 --runs 3 --no-results
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(os.path.dirname(HERE)), HERE]
+
+from common import interleaved, table, write_section  # noqa: E402
+from engine import fs  # noqa: E402
+from engine.codec import pack  # noqa: E402
+from engine.format import RAW_CHUNK_TABLE, RAW_DIR, RAW_TURNS_TABLE  # noqa: E402
+from engine.store import Store  # noqa: E402
+from memctl.ingest.api import ingest_paths  # noqa: E402
+from memctl.ingest.decode import decode  # noqa: E402
+from memctl.ingest.detect import parse_document  # noqa: E402
+from memctl.ingest.pipeline import prepare, write  # noqa: E402
+from memctl.ingest.sources import expand  # noqa: E402
+from memctl.paths import tenant_dir  # noqa: E402
+
+LOCOMO_DEV = "/work/shared/locomo/locomo-dev.json"
+MEMDAILY_DEV = "/work/shared/locomo/zh-memdaily-dev.json"
+MEMCTL = os.path.join(os.path.dirname(sys.executable), "memctl")
+TARGET_THROUGHPUT_RATIO = 0.8
+TARGET_SIZE_RATIO = 0.6
+RECORD_ROW_INDEX_BYTES = 29  # records segment per row: hash u64, hash_row u32, key and value offsets u64, flags u8
+SQLITE_SCHEMA = "CREATE TABLE turn (conv_id TEXT, speaker TEXT, ts TEXT, source_id TEXT, text TEXT)"
+
+
+# --- the generated corpus -------------------------------------------------------------------------------------
+
+ENGLISH_NAMES = ["Alice", "Dana", "Ben", "Priya", "Marco", "Sam"]
+CHINESE_NAMES = ["小林", "王芳", "陈浩", "助手", "老周", "李雪"]
+TECH_TERMS = ["Win11", "Bluetooth", "0x8007045D", "BTHUSB", "PR", "deadline", "roadmap", "OKR", "bug", "release",
+              "Docker", "VPN", "Wi-Fi", "Excel", "Zoom", "iPhone", "API", "CI", "on-call", "sprint", "demo"]
+SENTENCE_END = re.compile(r"[.!?]$")
+
+
+class Chains:
+    """Markov chains of the dev texts: English words after one word (LoCoMo), Chinese characters after two
+    characters (MemDaily). A pure chain-generated Chinese text compresses to about 0.50 with zstd -3 in 6 KB
+    pieces (the templated MemDaily texts themselves: 0.34), English about as LoCoMo does."""
+
+    def __init__(self):
+        self.english_starts, self.english = _chain([text.split() for text in _dev_texts(LOCOMO_DEV)], 1)
+        self.chinese_starts, self.chinese = _chain([list(text) for text in _dev_texts(MEMDAILY_DEV)], 2)
+
+    def english_sentence(self, rng: random.Random) -> str:
+        return " ".join(_walk(rng, self.english_starts, self.english, 1, 40, SENTENCE_END.search))
+
+    def chinese_sentence(self, rng: random.Random) -> str:
+        return "".join(_walk(rng, self.chinese_starts, self.chinese, 2, 60, lambda token: token in "。！？"))
+
+
+def _dev_texts(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as handle:
+        samples = json.load(handle)
+    return [turn["text"] for sample in samples for key, turns in sample["conversation"].items()
+            if key.startswith("session_") and isinstance(turns, list) for turn in turns if turn["text"].strip()]
+
+
+def _chain(sequences: list[list[str]], order: int) -> tuple[list[tuple], dict]:
+    """(opening states, {state of `order` tokens: [the tokens that followed it]})."""
+    starts, following = [], {}
+    for tokens in sequences:
+        if len(tokens) > order:
+            starts.append(tuple(tokens[:order]))
+        for index in range(len(tokens) - order):
+            following.setdefault(tuple(tokens[index: index + order]), []).append(tokens[index + order])
+    return starts, following
+
+
+def _walk(rng: random.Random, starts: list, following: dict, order: int, limit: int, ends) -> list[str]:
+    tokens = list(rng.choice(starts))
+    while len(tokens) < limit and not ends(tokens[-1]) and tuple(tokens[-order:]) in following:
+        tokens.append(rng.choice(following[tuple(tokens[-order:])]))
+    return tokens
+
+
+def _turn_text(rng: random.Random, chains: Chains, chinese_share: float) -> str:
+    sentences = []
+    for _ in range(rng.choice((1, 1, 2, 2, 3, 4))):
+        if rng.random() < chinese_share:
+            sentence = chains.chinese_sentence(rng)
+            if rng.random() < 0.4:  # code-switching: an English term inside a Chinese sentence
+                cut = rng.randrange(len(sentence) + 1)
+                sentence = f"{sentence[:cut]} {rng.choice(TECH_TERMS)} {sentence[cut:]}"
+        else:
+            sentence = chains.english_sentence(rng)
+            if rng.random() < 0.2:
+                sentence += f" {chains.chinese_sentence(rng)[:rng.randint(2, 8)]}"
+        sentences.append(sentence)
+    return " ".join(sentences)
+
+
+def generate_corpus(directory: str, total_bytes: int, seed: int, conversations: int = 8) -> list[str]:
+    """`conversations` transcript files of about total_bytes / conversations each; returns their paths."""
+    chains = Chains()
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for number in range(conversations):
+        rng = random.Random(f"{seed}:{number}")
+        speakers = [(rng.choice(CHINESE_NAMES), 0.85), (rng.choice(ENGLISH_NAMES), 0.25)]
+        moment = datetime(2024, 1, 1, 9, 0) + timedelta(days=rng.randrange(300))
+        lines, size = [], 0
+        while size < total_bytes // conversations:
+            moment += timedelta(days=rng.randint(1, 5), minutes=rng.randrange(600))
+            for _ in range(rng.randint(8, 40)):
+                moment += timedelta(seconds=rng.randint(5, 900))
+                speaker, chinese_share = rng.choice(speakers)
+                line = f"[{moment:%Y-%m-%d %H:%M}] {speaker}: {_turn_text(rng, chains, chinese_share)}"
+                lines.append(line)
+                size += len(line.encode()) + 1
+            lines.append("")
+            size += 1
+        path = os.path.join(directory, f"conv-{number:02d}.transcript.txt")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines))
+        paths.append(path)
+    return paths
+
+
+# --- contenders -----------------------------------------------------------------------------------------------
+
+
+def memctl_in_process(paths: list[str], directory: str) -> None:
+    with Store.open(tenant_dir(directory, "default")) as store:
+        ingest_paths(store, paths)
+
+
+def memctl_subprocess(paths: list[str], directory: str) -> None:
+    arguments = [MEMCTL, "--home", directory, "ingest", "--quiet"]
+    for path in paths:
+        arguments += ["--raw", path]
+    subprocess.run(arguments, check=True)
+
+
+def parsed_rows(paths: list[str]) -> list[tuple]:
+    rows = []
+    for path in expand_all(paths):
+        with open(path, "rb") as handle:
+            text = decode(handle.read(), path)
+        for conversation in parse_document(text, path)[1]:
+            rows += [(turn.conv_id, turn.speaker, turn.ts, turn.source_id, turn.text) for turn in conversation.turns]
+    return rows
+
+
+def expand_all(paths: list[str]) -> list[str]:
+    return [file for path in paths for file in expand(path)]
+
+
+def sqlite_create(directory: str) -> None:
+    connection = sqlite3.connect(os.path.join(directory, "turns.db"), isolation_level=None)
+    connection.execute("PRAGMA journal_mode=WAL")  # persistent: later connections keep it
+    connection.execute(SQLITE_SCHEMA)
+    connection.close()
+
+
+def sqlite_store(rows: list[tuple], directory: str) -> None:
+    connection = sqlite3.connect(os.path.join(directory, "turns.db"), isolation_level=None)
+    connection.execute("PRAGMA synchronous=FULL")
+    connection.execute("BEGIN")
+    connection.executemany("INSERT INTO turn VALUES (?, ?, ?, ?, ?)", rows)
+    connection.execute("COMMIT")
+    connection.close()
+
+
+def sqlite_in_process(paths: list[str], directory: str) -> None:
+    sqlite_store(parsed_rows(paths), directory)
+
+
+def memctl_write_only(prepared, directory: str) -> None:
+    with Store.open(tenant_dir(directory, "default")) as store:
+        write(store, prepared)
+
+
+# What a child interpreter runs: (untimed preparation, the timed call). Each in-process measurement runs in a
+# fresh interpreter, so that no contender pays for objects another left behind (a large heap slows every
+# garbage collection pass) and each starts as a command would, with the same modules imported.
+CHILD_WORK = {
+    "memctl": (lambda paths: paths, memctl_in_process),
+    "sqlite": (lambda paths: paths, sqlite_in_process),
+    "memctl_write": (lambda paths: prepare(expand_all(paths)), memctl_write_only),
+    "sqlite_write": (parsed_rows, sqlite_store),
+}
+
+
+def child_main(name: str, directory: str, paths: list[str]) -> None:
+    prepare_argument, run = CHILD_WORK[name]
+    argument = prepare_argument(paths)
+    _warm_up(os.path.join(directory, "warm-up"))
+    gc.collect()
+    started = time.perf_counter()
+    run(argument, directory)
+    print(time.perf_counter() - started)
+
+
+def _warm_up(directory: str) -> None:
+    """One tiny ingest and one tiny insert, so that lazy imports and first-use setup are not timed: an API
+    caller pays them once per process (the cold subprocess rows show a command paying them every time)."""
+    os.makedirs(directory)
+    with Store.open(os.path.join(directory, "store")) as store:
+        ingest_paths(store, texts=["warm: up"])
+    sqlite_create(directory)
+    sqlite_store([("warm", "up", None, "warm#1", "up")], directory)
+
+
+def in_child(name: str, paths: list[str], directory: str) -> float:
+    """Seconds the timed call took inside a fresh interpreter (its start and imports excluded)."""
+    result = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name, directory, *paths],
+                            check=True, capture_output=True, text=True)
+    return float(result.stdout.split()[-1])
+
+
+# --- measurements ---------------------------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, root: str, runs: int):
+        self.root = root
+        self.runs = runs
+        self.count = 0
+
+    def fresh(self) -> str:
+        """A new directory holding an empty memctl store (as the default tenant under it as MEMCTL_HOME) and an
+        empty SQLite database with its table: every contender writes into an existing, empty store."""
+        self.count += 1
+        path = os.path.join(self.root, f"run-{self.count}")
+        os.makedirs(path)
+        Store.open(tenant_dir(path, "default")).close()
+        sqlite_create(path)
+        return path
+
+    def timed(self, name: str, paths: list[str]):
+        """A contender for `interleaved`: a fresh directory made untimed, then the work in a child interpreter."""
+        if name == "memctl_cold":
+            return (lambda directory: memctl_subprocess(paths, directory), self.fresh)
+        return (lambda directory: in_child(name, paths, directory), self.fresh)
+
+    def creation_seconds(self) -> tuple[float, float]:
+        """Median seconds to create an empty store / database (not part of the timings above)."""
+        def memctl_create(directory):
+            Store.open(os.path.join(directory, "new-store")).close()
+
+        def sqlite_new(directory):
+            sqlite_create(os.path.join(directory, "new"))
+
+        def new_directory():
+            path = self.fresh()
+            os.makedirs(os.path.join(path, "new"))
+            return path
+
+        timings = interleaved({"memctl": (memctl_create, new_directory), "sqlite": (sqlite_new, new_directory)},
+                              times=max(self.runs, 5))
+        return timings["memctl"].median, timings["sqlite"].median
+
+    def dataset(self, label: str, paths: list[str]) -> dict:
+        input_bytes = sum(os.path.getsize(path) for path in expand_all(paths))
+        rows = parsed_rows(paths)
+        turns, text_bytes = len(rows), sum(len(row[4].encode()) for row in rows)
+        chunks = len(prepare(expand_all(paths)).chunks)
+        sizes = self.sizes(paths, rows)
+        del rows
+        syncs = self.sync_calls(paths)
+        gc.collect()
+        timings = interleaved({name: self.timed(name, paths)
+                               for name in ("memctl", "memctl_cold", "sqlite", "memctl_write", "sqlite_write")},
+                              times=self.runs)
+        return {"label": label, "input_bytes": input_bytes, "text_bytes": text_bytes, "turns": turns,
+                "chunks": chunks, "timings": timings, "sizes": sizes, "syncs": syncs}
+
+    def sizes(self, paths: list[str], rows: list[tuple]) -> dict:
+        directory = self.fresh()
+        memctl_in_process(paths, directory)
+        store_path = tenant_dir(directory, "default")
+        blobs = sum(os.path.getsize(os.path.join(folder, name))
+                    for folder, _, names in os.walk(os.path.join(store_path, RAW_DIR)) for name in names)
+        with Store.open(store_path) as store:
+            chunk_records = _record_bytes(store, RAW_CHUNK_TABLE)
+            turn_records = _record_bytes(store, RAW_TURNS_TABLE)
+            turn_rows = sum(len(value["turns"]) for _, value in store.scan(RAW_TURNS_TABLE))
+            store.compact()
+        store_total = _tree_bytes(store_path)
+        sqlite_directory = self.fresh()
+        sqlite_store(rows, sqlite_directory)
+        connection = sqlite3.connect(os.path.join(sqlite_directory, "turns.db"))
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        return {"blobs": blobs, "chunk_records": chunk_records, "turn_records": turn_records, "turn_rows": turn_rows,
+                "store_total": store_total, "sqlite": _tree_bytes(sqlite_directory)}
+
+    def sync_calls(self, paths: list[str]) -> dict:
+        """Sync operations of one in-process ingest into an existing, empty store."""
+        directory = self.fresh()
+        counting = CountingOps()
+        previous = fs.set_ops(counting)
+        try:
+            memctl_in_process(paths, directory)
+        finally:
+            fs.set_ops(previous)
+        return counting.counts
+
+
+class CountingOps(fs.FileOps):
+    def __init__(self):
+        self.counts = {"fsync": 0, "fsync_dir": 0, "sync_filesystem": 0}
+
+    def fsync(self, fd):
+        self.counts["fsync"] += 1
+        super().fsync(fd)
+
+    def fsync_dir(self, path):
+        self.counts["fsync_dir"] += 1
+        super().fsync_dir(path)
+
+    def sync_filesystem(self, path):
+        self.counts["sync_filesystem"] += 1
+        super().sync_filesystem(path)
+
+
+def _record_bytes(store, table_name: str) -> int:
+    return sum(len(table_name) + 1 + len(key.encode()) + len(pack(value)) + RECORD_ROW_INDEX_BYTES
+               for key, value in store.scan(table_name))
+
+
+def _tree_bytes(directory: str) -> int:
+    return sum(os.path.getsize(os.path.join(folder, name)) for folder, _, names in os.walk(directory) for name in names)
+
+
+# --- report ---------------------------------------------------------------------------------------------------
+
+
+def _rate(result: dict, name: str) -> tuple[float, float]:
+    seconds = result["timings"][name].median
+    return result["input_bytes"] / seconds / 1e6, result["turns"] / seconds
+
+
+def _throughput_rows(result: dict) -> list[list]:
+    rows = []
+    sqlite_seconds = result["timings"]["sqlite"].median
+    for name, label in [("memctl", "memctl, in-process"), ("memctl_cold", "memctl ingest, cold subprocess"),
+                        ("sqlite", "SQLite, in-process")]:
+        megabytes, turns = _rate(result, name)
+        ratio = sqlite_seconds / result["timings"][name].median
+        low, high = min(result["timings"][name].samples), max(result["timings"][name].samples)
+        rows.append([result["label"], label, f"{result['timings'][name].median * 1000:,.0f} ms "
+                     f"({low * 1000:,.0f}-{high * 1000:,.0f})", f"{megabytes:.2f}", f"{turns:,.0f}",
+                     "" if name == "sqlite" else f"{ratio:.2f}x",
+                     "" if name == "sqlite" else ("yes" if ratio >= TARGET_THROUGHPUT_RATIO else "NO")])
+    store_ratio = result["timings"]["sqlite_write"].median / result["timings"]["memctl_write"].median
+    for name, label in [("memctl_write", "storing step only: memctl write"),
+                        ("sqlite_write", "storing step only: SQLite")]:
+        megabytes, turns = _rate(result, name)
+        rows.append([result["label"], label, f"{result['timings'][name].median * 1000:,.0f} ms", f"{megabytes:.2f}",
+                     f"{turns:,.0f}", f"{store_ratio:.2f}x" if name == "memctl_write" else "", ""])
+    return rows
+
+
+def _size_rows(result: dict) -> list[list]:
+    sizes = result["sizes"]
+    stored = sizes["blobs"] + sizes["chunk_records"] + sizes["turn_records"]
+    by_input, by_text = stored / result["input_bytes"], stored / result["text_bytes"]
+    return [[result["label"], f"{result['input_bytes']:,}", f"{result['text_bytes']:,}", f"{sizes['blobs']:,}",
+             f"{sizes['turn_records']:,} ({sizes['turn_rows']:,} rows)", f"{sizes['chunk_records']:,}",
+             f"{stored:,}", f"{by_input:.3f} ({'yes' if by_input <= TARGET_SIZE_RATIO else 'NO'})",
+             f"{by_text:.3f} ({'yes' if by_text <= TARGET_SIZE_RATIO else 'NO'})",
+             f"{sizes['store_total']:,}", f"{sizes['sqlite']:,} ({sizes['sqlite'] / result['text_bytes']:.2f})"]]
+
+
+def report(results: list[dict], runs: int, creation: tuple[float, float]) -> str:
+    throughput = table(["input", "contender", "median (min-max)", "MB/s", "turns/s", "vs SQLite", ">= 0.8x"],
+                       [row for result in results for row in _throughput_rows(result)])
+    sizes = table(["input", "input bytes", "text bytes", "blobs", "raw.turns records", "raw.chunk records",
+                   "stored", "stored/input <= 0.6", "stored/text <= 0.6", "store dir, compacted",
+                   "SQLite db (/text)"], [row for result in results for row in _size_rows(result)])
+    notes = [f"- Medians of {runs} interleaved runs, each into a fresh, existing and empty store / database "
+             "(creating one is not timed: {:.0f} ms for a memctl store, {:.0f} ms for the SQLite file with its table); "
+             "MB/s = input file bytes per second (10^6 bytes); vs SQLite = SQLite's time / memctl's time (above 1: "
+             "memctl is faster).".format(creation[0] * 1000, creation[1] * 1000)]
+    for result in results:
+        syncs = result["syncs"]
+        notes.append(f"- {result['label']}: {result['turns']:,} turns in {result['chunks']:,} chunks; one ingest into "
+                     f"an existing store made {syncs['sync_filesystem']} sync_filesystem, {syncs['fsync']} fsync "
+                     f"and {syncs['fsync_dir']} directory fsync call(s).")
+    notes.append("- stored = blobs + raw.turns + raw.chunk records (key, msgpack value and 29 bytes of row index "
+                 "each, as a records segment holds them); store dir = every file of the store after compaction.")
+    return "\n\n".join([throughput, sizes, "\n".join(notes)])
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        child_main(sys.argv[2], sys.argv[3], sys.argv[4:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--mb", type=float, default=32, help="size of the generated corpus in MB (default 32)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the generated corpus")
+    parser.add_argument("--runs", type=int, default=3, help="repetitions per contender (medians reported)")
+    parser.add_argument("--no-results", action="store_true", help="print only; leave RESULTS.md alone")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    arguments = parser.parse_args()
+    root = tempfile.mkdtemp(prefix="ingest-bench-", dir=os.environ.get("BENCH_DIR"))
+    try:
+        bench = Bench(root, arguments.runs)
+        corpus = generate_corpus(os.path.join(root, "corpus"), int(arguments.mb * 1e6), arguments.seed)
+        results = [bench.dataset("LoCoMo dev", [LOCOMO_DEV]),
+                   bench.dataset(f"generated zh/en, {arguments.mb:g} MB, seed {arguments.seed}", corpus)]
+        text = report(results, arguments.runs, bench.creation_seconds())
+        print(text)
+        if not arguments.no_results:
+            write_section("ingest_bench", text)
+    finally:
+        if not arguments.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
