@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from memctl import __version__
-from memctl.cli import ingest_cmd, raw_cmd, store_cmd
+from memctl.cli import graph_cmd, ingest_cmd, r2g_cmd, raw_cmd, search_cmd, store_cmd
 from memctl.cli.common import GlobalOptions, MemctlGroup
 from memctl.paths import check_tenant
 
@@ -54,6 +54,9 @@ app.command("check")(store_cmd.check)
 app.command("stats")(store_cmd.stats)
 app.command("compact")(store_cmd.compact)
 app.command("ingest")(ingest_cmd.ingest)
+app.command("index")(search_cmd.index)
+app.command("search")(search_cmd.search)
+app.command("r2g")(r2g_cmd.r2g)
 
 raw_app = typer.Typer(cls=MemctlGroup, help="Raw chunks: the immutable evidence every memory cites.",
                       no_args_is_help=True)
@@ -61,6 +64,7 @@ raw_app.command("cat")(raw_cmd.cat)
 raw_app.command("ls")(raw_cmd.ls)
 raw_app.command("gc")(raw_cmd.gc)
 app.add_typer(raw_app, name="raw")
+app.add_typer(graph_cmd.graph_app, name="graph")
 
 
 def main() -> None:
