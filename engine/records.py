@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import heapq
 
 import numpy as np
 
@@ -52,41 +53,74 @@ def _native_view(array: np.ndarray) -> memoryview:
     return memoryview(native.reshape(-1)).cast("B").cast(native.dtype.char) if native.size else memoryview(b"")
 
 
+class _Columns:
+    """Rows appended in (table, key) order, written out as a records segment."""
+
+    def __init__(self):
+        self.keys = bytearray()
+        self.values = bytearray()
+        self.key_offsets = [0]
+        self.value_offsets = [0]
+        self.flags = []
+        self.hashes = []
+        self.table_ranges = {}
+        self._table = None
+
+    def add(self, table: str, composite: bytes, packed_value) -> None:
+        """packed_value: msgpack bytes, or None for a tombstone."""
+        if table != self._table:
+            self.table_ranges[table] = [len(self.flags), len(self.flags)]
+            self._table = table
+        self.keys += composite
+        self.key_offsets.append(len(self.keys))
+        self.hashes.append(key_hash(composite))
+        if packed_value is None:
+            self.flags.append(RECORD_FLAG_TOMBSTONE)
+        else:
+            self.flags.append(0)
+            self.values += packed_value
+        self.value_offsets.append(len(self.values))
+        self.table_ranges[table][1] = len(self.flags)
+
+    def write(self, writer: SegmentWriter) -> None:
+        hash_array = np.array(self.hashes, dtype=np.uint64)
+        order = np.argsort(hash_array, kind="stable")
+        writer.add_column("hashes", hash_array[order])
+        writer.add_column("hash_rows", order.astype(np.uint32))
+        writer.add_column("key_offsets", np.array(self.key_offsets, dtype=np.uint64))
+        writer.add_bytes("keys", bytes(self.keys))
+        writer.add_column("value_offsets", np.array(self.value_offsets, dtype=np.uint64))
+        writer.add_bytes("values", bytes(self.values))
+        writer.add_column("flags", np.array(self.flags, dtype=np.uint8))
+        writer.set_meta({"tables": self.table_ranges, "count": len(self.flags)})
+
+
 def write_records(writer: SegmentWriter, tables: dict) -> None:
     """`tables`: {table: {key: value or TOMBSTONE}} (any order); writes every column and the meta."""
-    keys = bytearray()
-    values = bytearray()
-    key_offsets = [0]
-    value_offsets = [0]
-    flags = []
-    hashes = []
-    table_ranges = {}
+    columns = _Columns()
     for table in sorted(tables):
         rows = tables[table]
-        first_row = len(flags)
         for key in sorted(rows):
             value = rows[key]
-            composite = composite_key(table, key)
-            keys += composite
-            key_offsets.append(len(keys))
-            hashes.append(key_hash(composite))
-            if value is TOMBSTONE:
-                flags.append(RECORD_FLAG_TOMBSTONE)
-            else:
-                flags.append(0)
-                values += pack(value)
-            value_offsets.append(len(values))
-        table_ranges[table] = [first_row, len(flags)]
-    hash_array = np.array(hashes, dtype=np.uint64)
-    order = np.argsort(hash_array, kind="stable")
-    writer.add_column("hashes", hash_array[order])
-    writer.add_column("hash_rows", order.astype(np.uint32))
-    writer.add_column("key_offsets", np.array(key_offsets, dtype=np.uint64))
-    writer.add_bytes("keys", bytes(keys))
-    writer.add_column("value_offsets", np.array(value_offsets, dtype=np.uint64))
-    writer.add_bytes("values", bytes(values))
-    writer.add_column("flags", np.array(flags, dtype=np.uint8))
-    writer.set_meta({"tables": table_ranges, "count": len(flags)})
+            columns.add(table, composite_key(table, key), None if value is TOMBSTONE else pack(value))
+    columns.write(writer)
+
+
+def merge_records(writer: SegmentWriter, segments: list) -> int:
+    """Compaction: the live records of `segments` (oldest first) as one segment, without decoding a value.
+    Newer segments shadow older ones; tombstones and what they hide are dropped. Returns the row count."""
+    columns = _Columns()
+    sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments))]
+    previous = None
+    for composite, _rank, packed_value in heapq.merge(*sources):
+        if composite == previous:
+            continue  # an older version of a key already taken (or dropped)
+        previous = composite
+        if packed_value is not None:
+            columns.add(composite[: composite.index(b"\0")].decode("utf-8"), composite, packed_value)
+    if columns.flags:
+        columns.write(writer)
+    return len(columns.flags)
 
 
 class RecordsSegment:
@@ -96,8 +130,16 @@ class RecordsSegment:
         self.segment = segment
         self.path = segment.path
         meta = segment.meta
-        self.tables = {name: (int(bounds[0]), int(bounds[1])) for name, bounds in meta.get("tables", {}).items()}
-        self.count = int(meta.get("count", 0))
+        try:
+            self.tables = {name: (int(bounds[0]), int(bounds[1])) for name, bounds in meta.get("tables", {}).items()}
+            self.count = int(meta.get("count", 0))
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError):
+            raise CorruptionError(self.path, None, "records segment meta is malformed") from None
+        if self.count < 0:
+            raise CorruptionError(self.path, None, f"records segment meta holds a count of {self.count}")
+        for table, (start, end) in self.tables.items():
+            if not 0 <= start <= end <= self.count:
+                raise CorruptionError(self.path, None, f"table {table!r} rows {start}..{end} out of range")
         self._columns = None
 
     def _load(self):
@@ -141,6 +183,14 @@ class RecordsSegment:
                 return True, self._value_at(row)
             position += 1
         return False, None
+
+    def raw_rows(self, rank: int):
+        """(composite key, rank, msgpack bytes or None for a tombstone) of every row, in key order."""
+        self._load()
+        key_offsets, keys, value_offsets, values, flags = self._columns[2:7]
+        for row in range(self.count):
+            packed = None if flags[row] & RECORD_FLAG_TOMBSTONE else bytes(values[value_offsets[row]: value_offsets[row + 1]])
+            yield bytes(keys[key_offsets[row]: key_offsets[row + 1]]), rank, packed
 
     def iterate(self, table: str, prefix: str = ""):
         """(key, value-or-TOMBSTONE) of `table` whose key starts with `prefix`, in key order."""

@@ -39,7 +39,7 @@ from engine.format import (
 )
 from engine.lock import GcLock, WriterLock
 from engine.manifest import Manifest
-from engine.records import TOMBSTONE, RecordsSegment, composite_key, key_hash, write_records
+from engine.records import TOMBSTONE, RecordsSegment, composite_key, key_hash, merge_records, write_records
 from engine.segment import Segment, SegmentWriter
 
 DEFAULT_FLUSH_BYTES = 8 << 20
@@ -419,18 +419,14 @@ class Store:
         if not self.manifest.segments:
             return
         fs.failpoint("compact.start")
-        merged: dict = {}
-        for table in sorted({name for segment in self.records for name in segment.tables}):
-            rows = dict(self.scan(table))
-            if rows:
-                merged[table] = rows
         entries = []
-        if merged:
-            writer = self._segment_writer(KIND_RECORDS)
-            write_records(writer, merged)
+        writer = self._segment_writer(KIND_RECORDS)
+        if merge_records(writer, self.records):
             entry = writer.finish()
             entry["owner"] = KIND_RECORDS
             entries.append(entry)
+        else:
+            writer.abort()
         for owner, segments in self.kind_segments.items():
             kind_object = kinds.load(owner)(self)
             entries += self._write_derived(owner, lambda factory: kind_object.compact(segments, factory))
