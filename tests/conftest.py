@@ -23,6 +23,25 @@ def isolated_home(tmp_path, monkeypatch):
     return home
 
 
+@pytest.fixture(autouse=True)
+def _disarm_failpoints():
+    """A test that arms a failpoint in-process never leaks it into the next test."""
+    yield
+    from engine import fs
+
+    fs.disarm_all()
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A fresh writable engine store."""
+    from engine.store import Store
+
+    opened = Store.open(str(tmp_path / "store"), writable=True)
+    yield opened
+    opened.close()
+
+
 @pytest.fixture
 def cli(isolated_home):
     """Run `memctl ARGS…` in-process with Typer's CliRunner; returns the Result."""
