@@ -176,6 +176,7 @@ def ensure_dir(path: str) -> None:
         ops.mkdir(path)
     except FileExistsError:
         return
+    failpoint("mkdir.before_dirsync")
     ops.fsync_dir(parent)
 
 

@@ -71,7 +71,7 @@ def decode(data: bytes, path: str) -> Manifest:
     magic, version, length, body_crc, _reserved = _header.unpack_from(data)
     if magic != MANIFEST_MAGIC:
         raise CorruptionError(path, 0, "not a memctl MANIFEST (bad magic)")
-    if version > FORMAT_VERSION:
+    if not 1 <= version <= FORMAT_VERSION:
         raise UnsupportedVersion(path, version, FORMAT_VERSION)
     if length > MANIFEST_MAX_BODY_BYTES or MANIFEST_HEADER_SIZE + length != len(data):
         raise CorruptionError(path, 12, f"MANIFEST body length {length} does not match the file")
@@ -80,7 +80,7 @@ def decode(data: bytes, path: str) -> Manifest:
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST checksum mismatch")
     fields = unpack(body, path, MANIFEST_HEADER_SIZE)
     try:
-        return Manifest(
+        decoded = Manifest(
             number=int(fields["number"]),
             segments=list(fields["segments"]),
             counters=dict(fields["counters"]),
@@ -89,8 +89,18 @@ def decode(data: bytes, path: str) -> Manifest:
             next_file_number=int(fields["next_file_number"]),
             version=int(fields["version"]),
         )
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST body lacks required fields") from None
+    # The body's CRC only proves it is what was written; a crafted one must not name files outside seg/.
+    if not all(_is_segment_entry(entry) for entry in decoded.segments):
+        raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST lists a segment entry it does not describe")
+    return decoded
+
+
+def _is_segment_entry(entry) -> bool:
+    return (isinstance(entry, dict) and all(isinstance(entry.get(key), str) for key in ("name", "kind", "owner"))
+            and all(type(entry.get(key)) is int for key in ("size", "crc"))
+            and entry["name"] == os.path.basename(entry["name"]) != "")
 
 
 def read_current(directory: str) -> str | None:

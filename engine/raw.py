@@ -558,7 +558,11 @@ class RawWriter:
                 fs.ops.rename(temp, final)
                 self._published.append(final)
             fs.failpoint("raw.after_rename.before_sync")
-            fs.sync_filesystem(self.raw.store.path)
+            try:
+                fs.sync_filesystem(self.raw.store.path)
+            except OSError as error:
+                self.raw.store.fail(error)  # a failed sync is never retried on this store object
+                raise
             fs.failpoint("raw.after_sync")
             self._staged = {}
         if self._new_turns:

@@ -14,6 +14,7 @@ cold command pays only for the columns it touches. Columns are read-only numpy v
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import struct
@@ -104,6 +105,7 @@ class SegmentWriter:
             self._fd = None
         fs.failpoint("segment.before_rename")
         fs.ops.rename(self._temp, self.path)
+        fs.failpoint("segment.after_rename.before_dirsync")
         fs.ops.fsync_dir(os.path.dirname(os.path.abspath(self.path)))
         fs.failpoint("segment.after_publish")
         return {"name": os.path.basename(self.path), "kind": self.kind, "size": self._size, "crc": self._file_crc}
@@ -138,13 +140,18 @@ class Segment:
                 buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError:
             raise CorruptionError(path, None, "segment file named by the MANIFEST is missing") from None
+        except IsADirectoryError:
+            raise CorruptionError(path, None, "segment named by the MANIFEST is a directory") from None
         kind = _check_header(buffer, path)
         directory = _read_directory(buffer, path, size)
+        entries, meta = directory.get("columns", []), directory.get("meta") or {}
+        if not isinstance(entries, list) or not isinstance(meta, dict):
+            raise CorruptionError(path, None, "segment directory lacks a column list or a meta map")
         columns = {}
-        for entry in directory.get("columns", []):
+        for entry in entries:
             name, dtype, shape, offset, length, crc = _column_entry(entry, path, size)
             columns[name] = (dtype, shape, offset, length, crc)
-        return cls(path, kind, directory.get("meta") or {}, columns, buffer)
+        return cls(path, kind, meta, columns, buffer)
 
     def names(self) -> list[str]:
         return list(self._columns)
@@ -183,7 +190,7 @@ def _check_header(buffer, path: str) -> str:
         raise CorruptionError(path, 0, "not a memctl segment (bad magic)")
     if crc32(buffer[: SEGMENT_HEADER_SIZE - 4]) != stored_crc:
         raise CorruptionError(path, 0, "segment header checksum mismatch")
-    if version > FORMAT_VERSION:
+    if not 1 <= version <= FORMAT_VERSION:
         raise UnsupportedVersion(path, version, FORMAT_VERSION)
     try:
         return kind_bytes.rstrip(b"\0").decode("ascii")
@@ -196,7 +203,7 @@ def _read_directory(buffer, path: str, size: int) -> dict:
     offset, length, directory_crc, version, _reserved, magic = _footer.unpack_from(buffer, footer_offset)
     if magic != SEGMENT_FOOTER_MAGIC:
         raise CorruptionError(path, footer_offset, "segment footer magic missing: incomplete or damaged file")
-    if version > FORMAT_VERSION:
+    if not 1 <= version <= FORMAT_VERSION:
         raise UnsupportedVersion(path, version, FORMAT_VERSION)
     if length > SEGMENT_MAX_DIRECTORY_BYTES or offset < SEGMENT_HEADER_SIZE or offset + length != footer_offset:
         raise CorruptionError(path, footer_offset, f"segment directory bounds {offset}+{length} are invalid")
@@ -214,11 +221,15 @@ def _column_entry(entry, path: str, size: int):
         name, dtype_text, shape, offset, length, crc = entry
         dtype = np.dtype(dtype_text)
         shape = tuple(int(extent) for extent in shape)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, KeyError, OverflowError):
         raise CorruptionError(path, None, f"segment directory entry {entry!r} is malformed") from None
+    # The directory's CRC only proves it is what was written; a crafted one must still not reach numpy.
+    if not all(type(value) is int for value in (offset, length, crc)) or min(shape, default=0) < 0 \
+            or dtype.itemsize == 0:
+        raise CorruptionError(path, None, f"segment directory entry {entry!r} is malformed")
     if dtype.hasobject or offset < SEGMENT_HEADER_SIZE or offset + length > size - SEGMENT_FOOTER_SIZE:
         raise CorruptionError(path, offset, f"column {name!r} lies outside the segment body")
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = math.prod(shape) * dtype.itemsize
     if expected != length:
         raise CorruptionError(path, offset, f"column {name!r}: shape {shape} needs {expected} bytes, has {length}")
     return name, dtype, shape, offset, length, crc

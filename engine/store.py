@@ -184,6 +184,7 @@ class Store:
     def _create(self) -> None:
         fs.ensure_dir(self._wal_dir)
         fs.ensure_dir(self._segment_dir)
+        fs.failpoint("create.after_dirs")
         salt = random.getrandbits(32)
         self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, 1), 1, salt)
         self.manifest = _initial_manifest()
@@ -234,6 +235,7 @@ class Store:
                                                     random.getrandbits(32))
         else:
             self._wal_writer = wal.WalWriter(last_scan.path, last_scan.number, last_scan.salt, last_scan.valid_end)
+        fs.failpoint("recover.after_replay")
 
     def _replay(self, scan) -> None:
         self.wal_scans.append(scan)
@@ -279,11 +281,17 @@ class Store:
             self._failure = error
             raise
         self.sequence = sequence
+        fs.failpoint("commit.after_append.before_apply")
         # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
         self._apply(unpack(payload)[1], len(payload))
         if self.memtable_bytes >= self.flush_bytes:
             self.flush()
         return sequence
+
+    def fail(self, error: BaseException) -> None:
+        """Refuse every further write: a sync failed somewhere (fsyncgate), and only a reopen, which recovers
+        from the WAL, knows what is durable."""
+        self._failure = error
 
     def _apply(self, operations: list, size: int) -> None:
         tables = self.tables
@@ -485,6 +493,7 @@ class Store:
             removed = False
             for name in _list(self._segment_dir):
                 if name not in live_segments:
+                    fs.failpoint("gc.before_unlink")
                     fs.remove(os.path.join(self._segment_dir, name))
                     removed = True
             for name in _list(self._wal_dir):
@@ -498,6 +507,7 @@ class Store:
                     fs.remove(os.path.join(self.path, name))
                     removed = True
             if removed:
+                fs.failpoint("gc.after_unlink.before_dirsync")
                 for directory in (self._segment_dir, self._wal_dir, self.path):
                     fs.fsync_dir(directory)
         finally:

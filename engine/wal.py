@@ -102,14 +102,18 @@ class WalWriter:
 
     @classmethod
     def create(cls, path: str, number: int, salt: int) -> "WalWriter":
-        fs.atomic_write(path, encode_header(number, salt))
+        fs.atomic_write(path, encode_header(number, salt), label="wal.create")
         return cls(path, number, salt, WAL_HEADER_SIZE)
 
     def append(self, payload: bytes) -> None:
         if len(payload) > WAL_MAX_BATCH_BYTES:
             raise ValueError(f"batch of {len(payload)} bytes exceeds the WAL limit of {WAL_MAX_BATCH_BYTES}")
         data = frame(payload, self.salt, self.size)
-        fs.ops.write(self._fd, data)
+        # Two writes with a failpoint between: the only way a SIGKILL test can leave a torn record.
+        middle = len(data) // 2
+        fs.ops.write(self._fd, data[:middle])
+        fs.failpoint("wal.append.mid_write")
+        fs.ops.write(self._fd, data[middle:])
         self.size += len(data)
         fs.failpoint("wal.append.before_fsync")
         fs.ops.fsync(self._fd)
@@ -141,15 +145,18 @@ class WalScan:
 
 
 def read_header(data: bytes, path: str) -> tuple[int, int] | None:
-    """(number, salt), or None when the header is incomplete (a crash while creating the file)."""
-    if len(data) < WAL_HEADER_SIZE or data[:WAL_HEADER_SIZE] == bytes(WAL_HEADER_SIZE):
+    """(number, salt), or None when the file holds nothing yet (a crash while creating it: it is written by
+    atomic replace, so a zeroed header in front of records can only be damage)."""
+    if len(data) < WAL_HEADER_SIZE or not any(data):
         return None
+    if data[:WAL_HEADER_SIZE] == bytes(WAL_HEADER_SIZE):
+        raise CorruptionError(path, 0, "WAL header is zeroed but records follow")
     magic, version, number, salt, _reserved, stored_crc = _file_header.unpack_from(data)
     if magic != WAL_MAGIC:
         raise CorruptionError(path, 0, "not a memctl WAL file (bad magic)")
     if crc32(data[: WAL_HEADER_SIZE - 4]) != stored_crc:
         raise CorruptionError(path, 0, "WAL header checksum mismatch")
-    if version > FORMAT_VERSION:
+    if not 1 <= version <= FORMAT_VERSION:
         raise UnsupportedVersion(path, version, FORMAT_VERSION)
     return number, salt
 
@@ -225,19 +232,31 @@ def _classify_failure(data: bytes, position: int, record_start: int, reason: str
     """Damage is corruption when a record validly *starts* after it: a FULL or FIRST fragment there was
     appended by a later batch, after this one's fsync, so the damage is not a crash mid-append. A MIDDLE or
     LAST fragment alone proves nothing: a crash can persist an append's later pages and lose earlier ones.
-    Candidates are every byte of the rest of the damaged block (the next record may follow the damaged one
-    there) and every later block start; from each valid fragment the chain of valid fragments after it is
+    Candidates are the rest of the damaged block (the next record may follow the damaged one there) and
+    every later block start; from each valid fragment the chain of valid fragments after it is
     followed, so a record starting after the damaged record's surviving tail is found too. Otherwise the
     damage is the torn tail of the last append."""
     seeds = crc_seeds(result.salt)
     block_end = (position // WAL_BLOCK_SIZE + 1) * WAL_BLOCK_SIZE
-    candidates = itertools.chain(range(position + 1, min(block_end, len(data))),
+    candidates = itertools.chain(_record_start_offsets(data, position + 1, min(block_end, len(data))),
                                  range(block_end, len(data), WAL_BLOCK_SIZE))
     for start in candidates:
         if _record_starts_in_chain(data, start, seeds):
             result.status, result.problem_offset, result.reason = "corruption", position, reason
             return
     result.status, result.problem_offset, result.reason = "torn_tail", record_start, reason
+
+
+def _record_start_offsets(data: bytes, begin: int, end: int):
+    """Offsets in [begin, end) whose type byte reads FULL or FIRST: inside a block nothing else can start
+    (a continuation always starts a block), and bytes.find scans for them in C."""
+    type_offset = WAL_RECORD_HEADER_SIZE - 1
+    for record_type in (WAL_TYPE_FULL, WAL_TYPE_FIRST):
+        marker = bytes((record_type,))
+        found = data.find(marker, begin + type_offset, end + type_offset)
+        while found != -1:
+            yield found - type_offset
+            found = data.find(marker, found + 1, end + type_offset)
 
 
 def _record_starts_in_chain(data: bytes, position: int, seeds: tuple) -> bool:
@@ -259,6 +278,7 @@ def truncate_torn_tail(scan_result: WalScan) -> None:
     """Drop everything after the last complete record, durably (writer only)."""
     if scan_result.file_size > scan_result.valid_end:
         fs.ops.truncate(scan_result.path, scan_result.valid_end)
+        fs.failpoint("wal.truncate.before_fsync")
         fd = fs.ops.open_append(scan_result.path)
         try:
             fs.ops.fsync(fd)

@@ -572,7 +572,7 @@ def test_the_store_is_a_context_manager(store_path):
 
 FLUSH_POINTS = [
     "flush.start", "segment.write.before_fsync", "segment.before_rename", "segment.after_publish",
-    "flush.after_segments", "fs.write.before_fsync", "fs.before_rename", "fs.after_rename.before_dirsync",
+    "flush.after_segments", "wal.create.write.before_fsync", "wal.create.before_rename", "wal.create.after_rename.before_dirsync",
     "flush.after_new_wal", "manifest.file.write.before_fsync", "manifest.file.before_rename",
     "manifest.file.after_rename.before_dirsync", "manifest.before_current", "manifest.write.before_fsync",
     "manifest.before_rename", "manifest.after_rename.before_dirsync", "compact.after_manifest.before_unlink",

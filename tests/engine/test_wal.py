@@ -95,6 +95,17 @@ def test_missing_or_zero_header_is_a_file_being_created(tmp_path, data):
     assert result.status == ("eof" if not data else "torn_tail")
 
 
+def test_zeroed_header_in_front_of_records_is_corruption(tmp_path):
+    path = new_log(tmp_path)
+    writer = wal.WalWriter(path, 1, SALT, WAL_HEADER_SIZE)
+    writer.append(b"acknowledged")
+    writer.close()
+    with open(path, "r+b") as handle:
+        handle.write(bytes(WAL_HEADER_SIZE))
+    with pytest.raises(CorruptionError, match="zeroed"):
+        wal.scan(path)
+
+
 def rewrite_header(path: str, recompute_crc: bool = True, **fields) -> None:
     data = bytearray(read_bytes(path))
     names = ("magic", "version", "number", "salt", "reserved", "crc")

@@ -1,0 +1,139 @@
+"""Damage trials: observe what a store does with a damaged file, then put the file back (tests only).
+
+`observe` runs the sequence a user would: open a reader and read everything, `check_store`, open a writer
+(recovery) and read everything, open a reader again. Each step records the answers or the exception it
+raised, so a test can judge the whole story: detected (a typed error, or a check problem naming the file),
+recovered (the answers of some allowed state), or wrong (anything else: other exception types, a hang, or
+answers no correct store could give).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+from dataclasses import dataclass, field
+
+from engine.errors import CorruptionError
+from engine.format import GC_LOCK_FILE, WRITER_LOCK_FILE
+from engine.testing.reference import fingerprint
+
+_LOCKS = {WRITER_LOCK_FILE, GC_LOCK_FILE}
+
+
+class Hang(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Raise Hang in this (main) thread if the block runs longer than `seconds`."""
+    def expire(_signal, _frame):
+        raise Hang(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def snapshot(path: str) -> dict:
+    """{relative path: bytes} of every file under `path` except the lock files (whose content is a note)."""
+    found = {}
+    for directory, _subdirectories, files in os.walk(path):
+        for name in files:
+            if name in _LOCKS and directory == path:
+                continue
+            full = os.path.join(directory, name)
+            with open(full, "rb") as handle:
+                found[os.path.relpath(full, path)] = handle.read()
+    return found
+
+
+def digest(files: dict) -> dict:
+    return {name: hashlib.sha256(content).hexdigest() for name, content in files.items()}
+
+
+def restore(path: str, files: dict) -> None:
+    """Make the tree under `path` hold exactly `files` again (lock files aside)."""
+    for relative, content in snapshot(path).items():
+        if relative not in files:
+            os.unlink(os.path.join(path, relative))
+        elif content != files[relative]:
+            _write(os.path.join(path, relative), files[relative])
+    for relative, content in files.items():
+        if not os.path.exists(os.path.join(path, relative)):
+            os.makedirs(os.path.dirname(os.path.join(path, relative)), exist_ok=True)
+            _write(os.path.join(path, relative), content)
+
+
+def _write(path: str, content: bytes) -> None:
+    # A new inode: a segment some earlier trial mapped must never change under that mapping.
+    temporary = path + ".damage-restore"
+    with open(temporary, "wb") as handle:
+        handle.write(content)
+    os.replace(temporary, path)
+
+
+def replace_file(path: str, content: bytes) -> None:
+    _write(path, content)
+
+
+@dataclass
+class Observation:
+    reader: object = None  # a fingerprint, or the exception
+    check: list = field(default_factory=list)  # problems before recovery
+    writer: object = None
+    reader_after: object = None
+    check_after: list = field(default_factory=list)
+    changed_by_failed_open: list = field(default_factory=list)  # files a refused writer open modified
+
+    def steps(self) -> list:
+        return [self.reader, self.writer, self.reader_after]
+
+    def errors(self) -> list:
+        return [step for step in self.steps() if isinstance(step, BaseException)]
+
+    def answers(self) -> list:
+        return [step for step in self.steps() if not isinstance(step, BaseException)]
+
+
+def observe(path: str, seconds: float = 5.0) -> Observation:
+    from engine.check import check_store
+
+    observation = Observation()
+    with deadline(seconds):
+        observation.reader = _read(path, writable=False)
+        observation.check = check_store(path).problems
+        before = snapshot(path)
+        observation.writer = _read(path, writable=True)
+        if isinstance(observation.writer, CorruptionError):
+            after = snapshot(path)
+            observation.changed_by_failed_open = sorted(
+                name for name in set(before) | set(after) if before.get(name) != after.get(name))
+        observation.reader_after = _read(path, writable=False)
+        observation.check_after = check_store(path).problems
+    return observation
+
+
+def _read(path: str, writable: bool):
+    from engine.store import Store
+
+    try:
+        store = Store.open(path, writable=writable, holder="damage trial")
+    except Hang:
+        raise
+    except Exception as error:  # the verdict belongs to the caller
+        return error
+    try:
+        return fingerprint(store)
+    except Hang:
+        raise
+    except Exception as error:
+        return error
+    finally:
+        store.close()

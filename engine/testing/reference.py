@@ -1,0 +1,123 @@
+"""A small store with known contents, and a way to read any store whole: the oracle of damage tests.
+
+`build` writes batches, flushes some of them into segments and leaves the rest in the WAL, recording the
+model after every batch, so a test that damages a file knows every answer a correct store may give.
+`fingerprint` reads every record of every table (whatever tables the store has) and its counters;
+`files_by_kind` groups a store's files as damage tests address them: "wal", "segment:<kind>" for each
+segment kind its MANIFEST names (records today, text and graph kinds later), "manifest" and "current".
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+
+from engine.format import (
+    CURRENT_FILE,
+    SEGMENT_DIR,
+    WAL_BLOCK_SIZE,
+    WAL_DIR,
+    WAL_HEADER_SIZE,
+    WAL_RECORD_HEADER_FORMAT,
+    WAL_RECORD_HEADER_SIZE,
+    WAL_TYPE_FIRST,
+    WAL_TYPE_FULL,
+    WAL_TYPE_LAST,
+)
+from engine.testing.workload import COUNTERS, Model, apply_to_store, batch_operations
+
+_record_header = struct.Struct(WAL_RECORD_HEADER_FORMAT)
+
+
+@dataclass
+class Reference:
+    path: str
+    seed: int
+    flushed: int  # batches folded into segments
+    states: list = field(default_factory=list)  # states[n] = the model state after n batches
+    model: Model = field(default_factory=Model)  # after the last batch
+
+    def final(self) -> dict:
+        return self.states[-1]
+
+
+def build(path: str, seed: int, flushed: int = 10, tail: int = 6, big_tail: bool = False,
+          compact: bool = True) -> Reference:
+    """Batches 1..flushed go into segments (a flush halfway, then a compaction, or a second flush without
+    `compact`), the next `tail` stay in the WAL; `big_tail` makes the second-to-last tail batch span several WAL blocks."""
+    from engine.store import Store
+
+    model = Model()
+    reference = Reference(os.path.abspath(path), seed, flushed, [model.state()])
+    store = Store.open(path, writable=True, holder="reference")
+    try:
+        for number in range(1, flushed + tail + 1):
+            operations = [operation for operation in batch_operations(seed, number, big_values=False)
+                          if not operation[0].startswith("raw_")]
+            if big_tail and number == flushed + tail - 1:
+                operations.append(("put", "test.doc", "big", bytes(range(256)) * (3 * WAL_BLOCK_SIZE // 256)))
+            apply_to_store(store, operations)
+            model.apply(operations, number)
+            reference.states.append(model.state())
+            if number == flushed // 2:
+                store.flush()
+            elif number == flushed:
+                store.compact() if compact else store.flush()
+    finally:
+        store.close()
+    reference.model = model
+    return reference
+
+
+def fingerprint(store) -> dict:
+    """Every record of every table the store knows, and every counter: what a correct store answers."""
+    tables = set(store.tables)
+    for segment in store.records:
+        tables.update(segment.tables)
+    records = {}
+    for table in sorted(tables):
+        for key, value in store.scan(table):
+            records[(table, key)] = value
+            if store.get(table, key) != value:
+                raise AssertionError(f"get({table!r}, {key!r}) disagrees with scan")
+    counters = {name: store.counter(name) for name in set(store.counters) | set(COUNTERS)}
+    return {"records": records, "counters": counters}
+
+
+def as_fingerprint(state: dict) -> dict:
+    """A workload model state in fingerprint form (the two differ only in zero counters never allocated)."""
+    return {"records": dict(state["records"]), "counters": dict(state["counters"])}
+
+
+def files_by_kind(path: str) -> dict:
+    """{"wal": [...], "segment:<kind>": [...], "manifest": [...], "current": [...]}, paths relative to `path`."""
+    from engine import manifest as manifest_module
+
+    name = manifest_module.read_current(path)
+    manifest = manifest_module.load(path, name)
+    found: dict = {"current": [CURRENT_FILE], "manifest": [name]}
+    for entry in manifest.segments:
+        found.setdefault(f"segment:{entry['kind']}", []).append(os.path.join(SEGMENT_DIR, entry["name"]))
+    wal_files = sorted(item for item in os.listdir(os.path.join(path, WAL_DIR)) if item.endswith(".log"))
+    found["wal"] = [os.path.join(WAL_DIR, item) for item in wal_files[-1:]]
+    return found
+
+
+def wal_records(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte ranges of the logical records of a well-formed WAL file, in order."""
+    records = []
+    position = WAL_HEADER_SIZE
+    start = None
+    while position + WAL_RECORD_HEADER_SIZE <= len(data):
+        left_in_block = WAL_BLOCK_SIZE - position % WAL_BLOCK_SIZE
+        if left_in_block < WAL_RECORD_HEADER_SIZE:
+            position += left_in_block
+            continue
+        _crc, length, record_type = _record_header.unpack_from(data, position)
+        if record_type in (WAL_TYPE_FULL, WAL_TYPE_FIRST):
+            start = position
+        position += WAL_RECORD_HEADER_SIZE + length
+        if record_type in (WAL_TYPE_FULL, WAL_TYPE_LAST):
+            records.append((start, position))
+    return records

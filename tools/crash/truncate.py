@@ -1,0 +1,188 @@
+"""Torn-tail sweep (REFERENCES C #4): truncate each file kind at every byte offset, judge the store.
+
+    python tools/crash/truncate.py --seed S [--count MAX_OFFSETS_PER_FILE] [--store PATH] [--only CASE]
+
+Files: the live WAL, one file of every segment kind the MANIFEST names (records today; text and graph
+kinds when they exist), the MANIFEST and CURRENT. Offsets: every byte of the file when it is under 64 KiB,
+else every byte from the start of its second-to-last record (WAL) or of its last 8 KiB (other kinds) to
+the end. --count caps the offsets per file for CI: the ones within 16 bytes of a record, fragment or block
+boundary are always kept, the rest are a seeded sample.
+
+Verdicts. WAL: no exception anywhere; reader, writer (recovery) and reader again all answer exactly the
+state of the complete records before the cut (the reference store's model, or for --store a copy cut at
+the last record boundary); check_store reports no problem before or after recovery. Segment, MANIFEST,
+CURRENT: every open raises a CorruptionError naming the file, check_store reports a problem, a refused
+writer open modifies nothing, and a segment read directly (Segment.open) is refused too.
+
+Two reference stores are swept: a compacted one with a short WAL, and one with two segments and a WAL
+whose second-to-last batch spans several 32 KiB blocks.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_directory  # noqa: E402
+
+from engine.errors import CorruptionError  # noqa: E402
+from engine.format import WAL_BLOCK_SIZE, WAL_HEADER_SIZE  # noqa: E402
+from engine.testing import damage, reference  # noqa: E402
+
+WHOLE_FILE_BELOW = 64 << 10
+TAIL_BYTES = 8 << 10
+NEAR = 16
+
+
+def boundaries(kind: str, data: bytes) -> list[int]:
+    marks = [0, len(data)]
+    if kind == "wal":
+        marks.append(WAL_HEADER_SIZE)
+        for start, end in reference.wal_records(data):
+            marks += [start, end]
+        marks += list(range(WAL_BLOCK_SIZE, len(data), WAL_BLOCK_SIZE))
+    return marks
+
+
+def offsets(kind: str, data: bytes, limit: int | None, rng: random.Random) -> list[int]:
+    size = len(data)
+    if size < WHOLE_FILE_BELOW:
+        first = 0
+    elif kind == "wal":
+        first = reference.wal_records(data)[-2][0]
+    else:
+        first = size - TAIL_BYTES
+    candidates = range(first, size)
+    if limit is None or len(candidates) <= limit:
+        return list(candidates)
+    near = {offset for mark in boundaries(kind, data) for offset in range(mark - NEAR, mark + NEAR + 1)
+            if first <= offset < size}
+    rest = [offset for offset in candidates if offset not in near]
+    return sorted(near | set(rng.sample(rest, max(0, min(len(rest), limit - len(near))))))
+
+
+class WalOracle:
+    """The answers a store must give when its WAL is cut at an offset."""
+
+    def __init__(self, store: str, relative: str, data: bytes, pristine: dict, model: reference.Reference | None):
+        self.store, self.relative, self.data, self.pristine, self.model = store, relative, data, pristine, model
+        self.records = reference.wal_records(data)
+        self._cache: dict = {}
+
+    def expected(self, offset: int) -> dict:
+        complete = sum(1 for _start, end in self.records if end <= offset)
+        if self.model is not None:
+            return reference.as_fingerprint(self.model.states[self.model.flushed + complete])
+        if complete not in self._cache:
+            cut = self.records[complete - 1][1] if complete else WAL_HEADER_SIZE
+            damage.replace_file(os.path.join(self.store, self.relative), self.data[:cut])
+            observation = damage.observe(self.store)
+            damage.restore(self.store, self.pristine)
+            self._cache[complete] = observation.reader
+        return self._cache[complete]
+
+
+def judge_wal(observation: damage.Observation, expected: dict) -> str:
+    if observation.errors():
+        return f"raised {observation.errors()[0]!r}"
+    if any(answer != expected for answer in observation.answers()):
+        return "answers differ from the state of the complete records before the cut"
+    if observation.check or observation.check_after:
+        return f"check_store reports {(observation.check or observation.check_after)[0]}"
+    return ""
+
+
+def judge_refused(observation: damage.Observation, relative: str) -> str:
+    for step in observation.steps():
+        if not isinstance(step, CorruptionError):
+            return f"an open gave {type(step).__name__}: {str(step)[:200]}, not a CorruptionError"
+        if not step.path:
+            return f"{step!r} names no file"
+    if not any(problem["file"] == relative for problem in observation.check):
+        return f"check_store does not name {relative}: {observation.check}"
+    if observation.changed_by_failed_open:
+        return f"the refused writer open modified {observation.changed_by_failed_open}"
+    return ""
+
+
+def judge_segment_alone(path: str) -> str:
+    from engine.segment import Segment
+
+    try:
+        Segment.open(path).verify()
+    except CorruptionError:
+        return ""
+    except Exception as error:  # any other type is the failure being looked for
+        return f"Segment.open raised {error!r}"
+    return "Segment.open accepted a truncated segment"
+
+
+def sweep_store(label: str, store: str, model, limit, rng, only, failures: Failures) -> int:
+    pristine = damage.snapshot(store)
+    cases = 0
+    for kind, relatives in sorted(reference.files_by_kind(store).items()):
+        relative = relatives[-1]
+        path = os.path.join(store, relative)
+        data = pristine[relative]
+        oracle = WalOracle(store, relative, data, pristine, model) if kind == "wal" else None
+        chosen = offsets(kind, data, limit, rng)
+        failures.log(f"truncate.py: {label} {kind} {relative}: {len(data)} bytes, {len(chosen)} offsets")
+        for offset in chosen:
+            case = f"{label} {kind} offset={offset}"
+            if only and only != case:
+                continue
+            cases += 1
+            damage.replace_file(path, data[:offset])
+            try:
+                observation = damage.observe(store)
+                if oracle is not None:
+                    problem = judge_wal(observation, oracle.expected(offset))
+                else:
+                    problem = judge_refused(observation, relative)
+                    if not problem and kind.startswith("segment:"):
+                        problem = judge_segment_alone(path)
+            except Exception as error:  # a hang or a harness error: reported like any failure
+                problem = describe_error(error)
+            damage.restore(store, pristine)
+            if problem:
+                failures.add(case, problem)
+    return cases
+
+
+def run(seed: int, limit: int | None = None, store: str | None = None, only: str | None = None,
+        keep: bool = False, log=log) -> Failures:
+    failures = Failures("truncate.py", seed, log)
+    rng = random.Random(seed)
+    scratch = scratch_directory("truncate")
+    try:
+        if store is not None:
+            copy = os.path.join(scratch, "given")
+            shutil.copytree(store, copy, ignore=shutil.ignore_patterns("LOCK", "LOCK.gc"))
+            failures.cases += sweep_store("given", copy, None, limit, rng, only, failures)
+        else:
+            for label, options in (("compacted", {}), ("multiblock", {"big_tail": True, "compact": False})):
+                path = os.path.join(scratch, label)
+                model = reference.build(path, seed, **options)
+                failures.cases += sweep_store(label, path, model, limit, rng, only, failures)
+        log(f"truncate.py: {failures.cases} truncated stores judged")
+    finally:
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return failures
+
+
+def main(argv=None) -> int:
+    arguments_parser = parser(__doc__.splitlines()[0], default_count=0)
+    arguments_parser.add_argument("--store", default=None, help="sweep a copy of this store instead")
+    arguments_parser.add_argument("--only", default=None, help="one case, as printed by a failure")
+    arguments = arguments_parser.parse_args(argv)
+    failures = run(resolve_seed(arguments.seed), arguments.count or None, arguments.store, arguments.only,
+                   arguments.keep)
+    return failures.exit_code()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
