@@ -12,7 +12,7 @@ when they would say nothing)
     document_frequencies  [terms]    optional: absent when the segment has one field (df = entry count)
     docnos            [n]            global document numbers, ascending (local document i ↔ docnos[i]);
                                      absent when they are consecutive from meta["first_docno"]
-    key_bytes, key_offsets           external keys (UTF-8), offsets [n + 1]
+    key_blocks, key_block_offsets    external keys, front-coded in document order (keys.py)
     field_lengths     [n, F]         tokens per field (fields as meta["fields"], sorted names)
     document_types    [n]            optional: 0 = none, else 1 + index in meta["types"]
     timestamps        float64[n]     optional: seconds since the epoch, NaN = none
@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.format import TEXT_BLOCK_ENTRIES, TEXT_SEGMENT_VERSION, TEXT_TERMS_PER_BLOCK
-from engine.text import postings, termdict
+from engine.text import keys, postings, stored, termdict
 from engine.text.postings import narrow
 
 
 @dataclass
 class Document:
-    """A tokenized document: fields map a name to (terms, positions) from Tokenizer.index_tokens."""
+    """A tokenized document: fields map a name to its tokens as engine.text.stored.encode keeps them."""
 
     docno: int
     key: str
@@ -74,6 +74,7 @@ def build(documents, deleted=(), signature: dict | None = None) -> tuple[dict, d
 def build_memory(documents, deleted=(), signature: dict | None = None):
     """A TextSegment over `documents` that stays decoded: no varints, no front coding. A snapshot's
     unflushed documents become one of these on every open, so it must cost little more than sorting."""
+    from engine.text.keys import KeyList
     from engine.text.memory import MemoryDictionary, MemoryPostings
     from engine.text.reader import TextSegment
 
@@ -85,7 +86,7 @@ def build_memory(documents, deleted=(), signature: dict | None = None):
     columns["document_frequencies"] = np.bincount(entries.entry_terms[first_of_document], minlength=len(entries.terms))
     meta["terms"] = len(entries.terms)
     return TextSegment(columns.__getitem__, meta, names=columns, dictionary=MemoryDictionary(entries.terms),
-                       postings=MemoryPostings(entries, counts, table.docnos.size))
+                       postings=MemoryPostings(entries, counts, table.docnos.size), keys=KeyList(table.keys))
 
 
 def _from_documents(documents) -> tuple:
@@ -150,12 +151,13 @@ def _gather_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) ->
 
 
 def _merged_documents(segments: list, keeps: list, field_names: list) -> _DocumentTable:
-    docnos, keys, types, timestamps, tags, lengths = [], [], [], [], [], []
+    docnos, document_keys, types, timestamps, tags, lengths = [], [], [], [], [], []
     for segment, keep in zip(segments, keeps):
         survivors = np.flatnonzero(keep)
         docnos.append(segment.docnos[survivors])
         timestamps.append(segment.timestamps[survivors])
-        keys += [segment.key(int(local)) for local in survivors]
+        segment_keys = segment.keys()
+        document_keys += [segment_keys[local] for local in survivors.tolist()]
         types += [segment.document_type(int(local)) for local in survivors]
         tags += [tuple(segment.tags(int(local))) for local in survivors]
         widened = np.zeros((survivors.size, max(1, len(field_names))), dtype=np.uint32)
@@ -164,7 +166,7 @@ def _merged_documents(segments: list, keeps: list, field_names: list) -> _Docume
         lengths.append(widened)
     return _DocumentTable(
         docnos=np.concatenate(docnos) if docnos else np.zeros(0, np.int64),
-        keys=keys, types=types,
+        keys=document_keys, types=types,
         timestamps=np.concatenate(timestamps) if timestamps else np.zeros(0, np.float64),
         tags=tags,
         lengths=np.concatenate(lengths) if lengths else np.zeros((0, max(1, len(field_names))), np.uint32),
@@ -173,27 +175,21 @@ def _merged_documents(segments: list, keeps: list, field_names: list) -> _Docume
 
 def _tokens_to_entries(documents: list, field_names: list) -> tuple[_Entries, np.ndarray]:
     field_ids = {name: index for index, name in enumerate(field_names)}
-    all_terms: list = []
-    all_positions: list = []
-    run_lengths: list = []
+    stored_fields: list = []
     run_places: list = []  # local document · slots + field of each run of tokens
     slots = max(1, len(field_names))
     lengths = np.zeros((len(documents), slots), dtype=np.uint32)
     for local, document in enumerate(documents):
-        for name, (terms, positions) in document.fields.items():
-            if len(terms) != len(positions):
-                raise ValueError(f"document {document.key!r} field {name!r}: terms and positions differ in length")
-            all_terms.extend(terms)
-            all_positions.extend(positions)
-            run_lengths.append(len(terms))
+        for name, tokens in document.fields.items():
+            stored_fields.append(tokens)
             run_places.append(local * slots + field_ids[name])
+    all_terms, positions, run_lengths = stored.decode_all(stored_fields)
     lengths.flat[run_places] = run_lengths
-    sorted_terms = sorted(dict.fromkeys(all_terms))
-    ids = {term: index for index, term in enumerate(sorted_terms)}
+    sorted_terms = sorted(set(all_terms))
+    ids = dict(zip(sorted_terms, range(len(sorted_terms))))
     token_terms = np.fromiter(map(ids.__getitem__, all_terms), dtype=np.int64, count=len(all_terms))
     places = np.repeat(np.asarray(run_places, dtype=np.int64), np.asarray(run_lengths, dtype=np.int64))
-    positions = np.asarray(all_positions, dtype=np.int64)
-    if positions.size and (positions.min() < 0 or positions.max() >= 1 << 31):
+    if positions.size and positions.max() >= 1 << 31:
         raise ValueError("token positions must lie in [0, 2**31)")
     order = _token_order(token_terms, places, positions)
     token_terms, places, positions = token_terms[order], places[order], positions[order]
@@ -218,6 +214,7 @@ def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray) -
 
 def _assemble(entries: _Entries, table: _DocumentTable, field_names: list, deleted, signature) -> tuple[dict, dict]:
     columns, meta = _document_columns(table, field_names, deleted, signature)
+    columns.update(keys.encode(table.keys))
     encoded = postings.encode(entries.entry_terms, entries.documents, entries.fields, entries.frequencies,
                               entries.positions, len(entries.terms), meta["field_slots"], meta["plain_field"])
     columns.update(termdict.encode(entries.terms))
@@ -236,7 +233,6 @@ def _document_columns(table: _DocumentTable, field_names: list, deleted, signatu
     contiguous = bool(table.docnos.size) and int(table.docnos[-1] - table.docnos[0]) == table.docnos.size - 1
     if not contiguous:
         columns["docnos"] = narrow(table.docnos)
-    columns["key_bytes"], columns["key_offsets"] = encode_strings(table.keys)
     columns["field_lengths"] = narrow(table.lengths)
     if len(deleted):
         columns["deleted"] = np.unique(np.asarray(list(deleted), dtype=np.uint64))

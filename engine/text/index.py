@@ -11,7 +11,8 @@ import math
 
 from engine.errors import InputError
 from engine.format import OP_DELETE, OP_PUT, TEXT_DEAD_TABLE, TEXT_DOCNO_COUNTER, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE
-from engine.text.kind import SIGNATURE_KEY, dead_key
+from engine.text import stored
+from engine.text.kind import SIGNATURE_KEY, collector_paused, dead_key
 
 DEFAULT_FIELD = "text"
 
@@ -44,17 +45,23 @@ class TextIndex:
     def add_many(self, documents, batch=None) -> list:
         """Index several documents (dicts with key, fields, and optionally type, timestamp, tags) in one
         batch; a key given twice keeps its last version. Nothing is written if any document is invalid."""
-        prepared = [self._record(index, document) for index, document in enumerate(documents)]
+        with collector_paused():
+            return self._add_prepared([self._record(index, document) for index, document in enumerate(documents)],
+                                      batch)
+
+    def _add_prepared(self, prepared: list, batch) -> list:
         if not prepared:
             return []
         with _BatchScope(self.store, batch) as active:
             self._write_signature(active)
             first = active.allocate(TEXT_DOCNO_COUNTER, len(prepared))
             pending = _pending_documents(active)
+            # Nothing was ever indexed: a first bulk load skips a store lookup per document.
+            stored_before = self.store.counter(TEXT_DOCNO_COUNTER) > 0
             numbers = []
             for offset, (key, record) in enumerate(prepared):
                 record["docno"] = first + offset
-                self._retire(active, key, pending)
+                self._retire(active, key, pending, stored_before)
                 active.put(TEXT_DOCUMENT_TABLE, key, record)
                 pending[key] = record["docno"]
                 numbers.append(record["docno"])
@@ -71,14 +78,16 @@ class TextIndex:
             active.delete(TEXT_DOCUMENT_TABLE, key)
         return True
 
-    def _retire(self, batch, key: str, pending: dict) -> None:
-        docno = self._current_docno(key, pending)
+    def _retire(self, batch, key: str, pending: dict, stored_before: bool = True) -> None:
+        docno = self._current_docno(key, pending, stored_before)
         if docno is not None:
             batch.put(TEXT_DEAD_TABLE, dead_key(docno), 1)
 
-    def _current_docno(self, key: str, pending: dict):
+    def _current_docno(self, key: str, pending: dict, stored_before: bool = True):
         if key in pending:
             return pending[key]
+        if not stored_before:
+            return None
         record = self.store.get(TEXT_DOCUMENT_TABLE, key)
         return None if record is None else record["docno"]
 
@@ -89,30 +98,30 @@ class TextIndex:
             batch.put(TEXT_META_TABLE, SIGNATURE_KEY, self._signature)
 
     def _record(self, index: int, document) -> tuple[str, dict]:
-        where = f"document {index + 1}"
+        """(key, record) of a document, checked before anything is written (cheap checks before analysis)."""
         if not isinstance(document, dict):
-            raise InputError("a document must be a mapping with 'key' and 'fields'", where)
+            raise InputError("a document must be a mapping with 'key' and 'fields'", _where(index))
         key = document.get("key")
-        _check_key(key, where)
+        _check_key(key, index)
         fields = document.get("fields")
         if isinstance(fields, str):
             fields = {DEFAULT_FIELD: fields}
-        if not isinstance(fields, dict) or not all(isinstance(name, str) and name and isinstance(text, str)
-                                                   for name, text in fields.items()):
-            raise InputError("fields must be text or a mapping of field names to text", where)
+        elif not isinstance(fields, dict):
+            raise InputError("fields must be text or a mapping of field names to text", _where(index))
         timestamp = document.get("timestamp")
         if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, (int, float))
                                       or not math.isfinite(timestamp)):
-            raise InputError("timestamp must be a finite number of seconds since the epoch", where)
+            raise InputError("timestamp must be a finite number of seconds since the epoch", _where(index))
         kind = document.get("type")
         tags = document.get("tags") or ()
         if (kind is not None and not isinstance(kind, str)) or isinstance(tags, str) or \
                 not all(isinstance(tag, str) for tag in tags):
-            raise InputError("type must be text and tags a list of text", where)
+            raise InputError("type must be text and tags a list of text", _where(index))
         tokens = {}
         for name, text in fields.items():
-            terms, positions = self.tokenizer.index_tokens(text)
-            tokens[name] = [terms, positions]
+            if not (isinstance(name, str) and name and isinstance(text, str)):
+                raise InputError("fields must be text or a mapping of field names to text", _where(index))
+            tokens[name] = stored.encode(*self.tokenizer.index_tokens(text))
         record = {"tokens": tokens, "type": kind, "ts": None if timestamp is None else float(timestamp),
                   "tags": sorted(set(tags))}
         if self.store_text:
@@ -147,9 +156,15 @@ def _pending_documents(batch) -> dict:
     return pending
 
 
-def _check_key(key, where: str) -> None:
+def _where(index: int) -> str:
+    return f"document {index + 1}"
+
+
+def _check_key(key, index) -> None:
+    """index: the document's place in its batch, or the text naming where the key came from."""
     if not isinstance(key, str) or not key or "\0" in key:
-        raise InputError("a document key must be non-empty text without NUL", where)
+        raise InputError("a document key must be non-empty text without NUL",
+                         _where(index) if isinstance(index, int) else index)
 
 
 class _BatchScope:

@@ -247,33 +247,54 @@ class PostingsReader:
         One decode of the whole postings stream and one of the positions stream (compaction, checks)."""
         counts = self._column("entry_counts").astype(np.int64)
         offsets = self._column("postings_offsets").astype(np.int64)
-        if offsets.size != counts.size + 1 or (np.diff(offsets) < 0).any():
+        if offsets.size != counts.size + 1 or (np.diff(offsets) < 0).any() or (offsets.size and offsets[0] != 0):
             raise CorruptionError(self.path, None, "postings offsets are not ascending")
-        values = varint.decode(self._column("postings")[:int(offsets[-1]) if offsets.size else 0], self.path, 0)
-        ends = np.flatnonzero(self._column("postings")[:int(offsets[-1]) if offsets.size else 0] < 0x80) + 1
-        # Value index of each term's first byte: how many varints end before it.
-        term_values = np.searchsorted(ends, offsets, side="right")
-        terms = np.repeat(np.arange(counts.size), counts)
-        document_index = np.repeat(term_values[:-1], counts) + (np.arange(counts.sum()) - np.repeat(_starts(counts), counts))
-        document_values = values[document_index]
-        is_detail = np.ones(values.size, dtype=bool)
-        is_detail[document_index] = False
-        plain = (document_values & np.uint64(1)).astype(bool)
-        details = np.full(plain.size, self.plain_field, dtype=np.int64)
-        if int(is_detail.sum()) != int((~plain).sum()):
-            raise CorruptionError(self.path, 0, "postings hold the wrong number of entry details")
-        details[~plain] = values[is_detail].astype(np.int64)
-        deltas = (document_values >> np.uint64(1)).astype(np.int64)
-        documents = _segmented_cumsum(deltas, counts)
-        if documents.size and (documents.max() >= self.document_count or documents.min() < 0):
-            raise CorruptionError(self.path, 0, "postings name a document beyond the segment")
-        frequencies = details // self.field_slots + 1
+        chunk = self._column("postings")[:int(offsets[-1]) if offsets.size else 0]
+        documents, fields, frequencies = self._decode_runs(chunk, np.diff(offsets), counts, 0)
         position_offsets = self._column("position_offsets")
         position_end = int(position_offsets[-1]) if position_offsets.size else 0
         deltas = varint.decode(self._column("positions")[:position_end], self.path, 0).astype(np.int64)
         if deltas.size != int(frequencies.sum()):
             raise CorruptionError(self.path, 0, "positions do not match the term frequencies")
-        return terms, documents, details % self.field_slots, frequencies, _segmented_cumsum(deltas, frequencies)
+        terms = np.repeat(np.arange(counts.size), counts)
+        return terms, documents, fields, frequencies, _segmented_cumsum(deltas, frequencies)
+
+    def _decode_runs(self, chunk: np.ndarray, lengths: np.ndarray, counts: np.ndarray, offset: int):
+        """Decode the postings of consecutive terms whose bytes are `chunk` (term i: lengths[i] bytes holding
+        counts[i] entries; `offset` places chunk in the file for errors) → documents, fields, frequencies."""
+        if counts.size == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        if (counts <= 0).any():
+            raise CorruptionError(self.path, offset, "a term of the dictionary has no postings")
+        values = varint.decode(chunk, self.path, offset)
+        term_ends = np.cumsum(lengths)
+        if (lengths <= 0).any() or (chunk[term_ends - 1] >= 0x80).any():
+            raise CorruptionError(self.path, offset, "a varint runs from one term's postings into the next")
+        # Value index where each term starts: how many varints end before its first byte.
+        value_starts = np.searchsorted(np.flatnonzero(chunk < 0x80), term_ends - lengths, side="left")
+        value_counts = np.diff(np.append(value_starts, values.size))
+        document_index = np.repeat(value_starts, counts) + (np.arange(counts.sum()) - np.repeat(_starts(counts), counts))
+        document_values = values[document_index].view(np.int64)
+        if document_values.size and int(document_values.min()) < 0:
+            raise CorruptionError(self.path, offset, "postings name a document beyond the segment")
+        plain = (document_values & 1).astype(bool)
+        plain_counts = np.add.reduceat(plain.astype(np.int64), _starts(counts))
+        if (value_counts - counts != counts - plain_counts).any():
+            raise CorruptionError(self.path, offset, "postings hold the wrong number of entry details")
+        is_detail = np.ones(values.size, dtype=bool)
+        is_detail[document_index] = False
+        details = np.full(plain.size, self.plain_field, dtype=np.int64)
+        detail_values = values[is_detail].view(np.int64)
+        if detail_values.size and int(detail_values.min()) < 0:
+            raise CorruptionError(self.path, offset, "postings hold an invalid entry detail")
+        details[~plain] = detail_values
+        documents = _segmented_cumsum(document_values >> 1, counts)
+        if documents.size and (documents.max() >= self.document_count or documents.min() < 0):
+            raise CorruptionError(self.path, offset, "postings name a document beyond the segment")
+        if self.field_slots == 1:
+            return documents, np.zeros(plain.size, dtype=np.int64), details + 1
+        return documents, details % self.field_slots, details // self.field_slots + 1
 
 
 def _segmented_cumsum(values: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ import numpy as np
 
 from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import TEXT_BLOCK_ENTRIES, TEXT_SEGMENT_VERSION, TEXT_TERMS_PER_BLOCK
+from engine.text.keys import KeyReader
 from engine.text.postings import PostingsReader
 from engine.text.termdict import TermDictionary
 
@@ -15,7 +16,8 @@ from engine.text.termdict import TermDictionary
 class TextSegment:
     """`column(name)` returns a numpy array; `meta` is the dict written by build()."""
 
-    def __init__(self, column, meta: dict, path: str = "<memory>", names=None, dictionary=None, postings=None):
+    def __init__(self, column, meta: dict, path: str = "<memory>", names=None, dictionary=None, postings=None,
+                 keys=None):
         self._source = column
         self._names = None if names is None else set(names)
         self._columns: dict = {}
@@ -29,6 +31,9 @@ class TextSegment:
         self.dictionary = dictionary or TermDictionary(self._column, self.term_count, path)
         self.postings = postings or PostingsReader(self._column, self.field_slots, self.document_count, path,
                                                    int(meta.get("plain_field", 0)))
+        self._keys = keys or KeyReader(self._column, self.document_count, path)
+        first = meta.get("first_docno")
+        self._first_docno = int(first) if first is not None and not self.has("docnos") else None
 
     def _column(self, name: str) -> np.ndarray:
         """A column, fetched (and CRC-checked by the container) once per reader."""
@@ -103,8 +108,17 @@ class TextSegment:
     def cjk_mode(self) -> str | None:
         return (self.meta.get("tokenizer") or {}).get("cjk")
 
+    def docno(self, local: int) -> int:
+        if self._first_docno is not None:
+            return self._first_docno + local
+        return int(self.docnos[local])
+
     def key(self, local: int) -> str:
-        return _string(self._column("key_bytes"), self._column("key_offsets"), local, self.path)
+        return self._keys.key(local)
+
+    def keys(self) -> list:
+        """Every document's key, in local order."""
+        return self._keys.keys()
 
     def document_type(self, local: int) -> str | None:
         if not self.meta["types"]:
@@ -192,8 +206,7 @@ def _problems(segment: TextSegment) -> list:
         problems.append("field lengths disagree with the postings")
     if (np.diff(segment.docnos) <= 0).any():
         problems.append("document numbers are not strictly ascending")
-    for local in range(segment.document_count):
-        segment.key(local)
+    segment.keys()
     return problems
 
 

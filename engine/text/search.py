@@ -96,16 +96,20 @@ class Searcher:
                 total += int(_sorted_unique(documents[part.live[documents]]).size)
         return total
 
-    def vocabulary(self) -> Vocabulary:
-        """Index terms for query segmentation (stored df, deletions ignored: it only ranks segmentations)."""
+    def vocabulary(self, ordinals: dict | None = None) -> Vocabulary:
+        """Index terms for query segmentation (stored df, deletions ignored: it only ranks segmentations).
+
+        ordinals: filled with term → [ordinal per part (-1: absent)] of every term looked up, so that the
+        search does not look the query's terms up a second time."""
         cache: dict = {}
+        ordinals = {} if ordinals is None else ordinals
 
         def frequency(term: str) -> int:
             value = cache.get(term)
             if value is None:
                 value = 0
-                for part in self._parts:
-                    ordinal = part.segment.dictionary.ordinal(term)
+                found = ordinals[term] = [part.segment.dictionary.ordinal(term) for part in self._parts]
+                for part, ordinal in zip(self._parts, found):
                     if ordinal >= 0:
                         value += part.segment.document_frequency(ordinal)
                 cache[term] = value
@@ -125,7 +129,8 @@ class Searcher:
         types: document types to keep; since/until: inclusive time window (seconds), documents without a
         time are dropped when a window is given; tags: every tag listed must be present; recency_tau
         (seconds): multiply scores by (1 − w) + w · exp(−age/τ) with w = recency_weight."""
-        parsed = self.tokenizer.parse_query(query, self.vocabulary(), self.cjk_mode)
+        ordinals: dict = {}
+        parsed = self.tokenizer.parse_query(query, self.vocabulary(ordinals), self.cjk_mode)
         query_counts = Counter(parsed.terms)
         if not query_counts or not self._parts or top <= 0:
             return []
@@ -133,7 +138,7 @@ class Searcher:
         allowed_documents = [None if mask is None or part.has_deleted else np.flatnonzero(mask)
                              for part, mask in zip(self._parts, allowed)]
         terms = sorted(query_counts)
-        decoded = self._decode(terms, allowed_documents)
+        decoded = self._decode(terms, allowed_documents, ordinals)
         weights = {}
         for term in terms:
             frequency = sum(self._live_df(part, entries) for part, entries in zip(self._parts, decoded[term]))
@@ -173,16 +178,18 @@ class Searcher:
             mask &= segment.documents_with_tag(tag)
         return mask
 
-    def _decode(self, terms: list, allowed_documents: list) -> dict:
+    def _decode(self, terms: list, allowed_documents: list, ordinals: dict) -> dict:
         """term → per part: (ordinal, documents, fields, frequencies, partial) of live entries, or None.
 
         allowed_documents: per part, the filtered candidates (None: no filter, or a part with deletions);
-        few candidates mean only the skip blocks holding them are decoded (partial=True)."""
+        few candidates mean only the skip blocks holding them are decoded (partial=True). ordinals: term →
+        ordinal per part, as far as the query parsing looked them up."""
         decoded = {}
         for term in terms:
+            found = ordinals.get(term)
             per_part = []
-            for part, candidates in zip(self._parts, allowed_documents):
-                ordinal = part.segment.dictionary.ordinal(term)
+            for index, (part, candidates) in enumerate(zip(self._parts, allowed_documents)):
+                ordinal = found[index] if found is not None else part.segment.dictionary.ordinal(term)
                 if ordinal < 0:
                     per_part.append(None)
                     continue
@@ -294,7 +301,7 @@ class Searcher:
             index, locals_, scores = candidates[0]
             # Within one part local order is docno order, so local numbers break ties like docnos.
             chosen = bm25.top_k(scores, locals_, top)
-            parts = np.full(chosen.size, index)
+            parts = [index] * chosen.size
         else:
             all_parts = np.concatenate([np.full(documents.size, index) for index, documents, _ in candidates])
             locals_ = np.concatenate([documents for _, documents, _ in candidates])
@@ -302,24 +309,32 @@ class Searcher:
             docnos = np.concatenate([self._parts[index].segment.docnos[documents]
                                      for index, documents, _ in candidates])
             chosen = bm25.top_k(scores, docnos, top)
-            parts = all_parts[chosen]
+            parts = all_parts[chosen].tolist()
         best_locals = locals_[chosen]
-        matched = {}
-        for term in terms:
-            found = np.zeros(chosen.size, dtype=bool)
-            for index in set(parts.tolist()):
-                entries = decoded[term][index]
-                if entries is not None:
-                    rows = parts == index
-                    found[rows] = _members(entries[1], best_locals[rows])
-            matched[term] = found.tolist()
+        holders = _matched_terms(terms, decoded, parts, best_locals)
         hits = []
-        for row, (index, local, score) in enumerate(zip(parts.tolist(), best_locals.tolist(), scores[chosen].tolist())):
+        for index, local, score, matched in zip(parts, best_locals.tolist(), scores[chosen].tolist(), holders):
             segment = self._parts[index].segment
-            hits.append(Hit(segment.key(local), int(segment.docnos[local]), score,
-                            [term for term in terms if matched[term][row]],
-                            segment.document_type(local), segment.timestamp(local)))
+            hits.append(Hit(segment.key(local), segment.docno(local), score, matched, segment.document_type(local),
+                            segment.timestamp(local)))
         return hits
+
+
+def _matched_terms(terms: list, decoded: dict, parts: list, best_locals: np.ndarray) -> list:
+    """Per hit, the query terms its document holds (in query-term order)."""
+    holders = [[] for _ in parts]
+    rows_of_part: dict = {}
+    for row, index in enumerate(parts):
+        rows_of_part.setdefault(index, []).append(row)
+    for index, rows in rows_of_part.items():
+        locals_here = best_locals if len(rows_of_part) == 1 else best_locals[rows]
+        for term in terms:
+            entries = decoded[term][index]
+            if entries is not None:
+                for row, found in zip(rows, _members(entries[1], locals_here).tolist()):
+                    if found:
+                        holders[row].append(term)
+    return holders
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:

@@ -19,7 +19,10 @@ def encoded_lengths(values: np.ndarray) -> np.ndarray:
     """Bytes each value takes (1..10)."""
     values = np.asarray(values, dtype=np.uint64)
     lengths = np.ones(values.shape, dtype=np.int64)
+    top = int(values.max()) if values.size else 0
     for shift in _SHIFTS[1:]:
+        if top >> int(shift) == 0:
+            break  # no value reaches this group: the remaining passes would add nothing
         lengths += (values >> shift) != 0
     return lengths
 

@@ -110,3 +110,37 @@ def test_numba_kernels_give_the_numpy_results(tokenizer):
         found = [(h.key, h.score, h.terms) for h in jitted.search(query, top=20)]
         assert [(key, terms) for key, _, terms in found] == [(key, terms) for key, _, terms in expected]
         assert [score for _, score, _ in found] == pytest.approx([score for _, score, _ in expected], abs=1e-12)
+
+
+def test_numba_kernels_with_filters_and_more_than_64_query_terms(tokenizer):
+    pytest.importorskip("numba")
+    letters = "bcdfgkmnprtvz"
+    words = sorted(f"zq{first}{second}" for first in letters for second in letters)[:70]
+    docs = documents(tokenizer) + [
+        document(tokenizer, 100 + number, f"many{number}", " ".join(words[number:number + 30]), type="note",
+                 timestamp=float(number)) for number in range(0, 70, 10)]
+    parts = [segment(docs[:5]), build_memory(docs[5:8]), segment(docs[8:], deleted=[1])]
+    plain = Searcher(parts, tokenizer)
+    jitted = Searcher(parts, tokenizer, kernels="numba")
+    for query, filters in ((" ".join(words), {}), (" ".join(words) + " quick fox", {"types": ["note"]}),
+                           ("w3 w45 w69 quick", {"since": 15.0}), ("quick brown", {"types": ["note"]})):
+        expected = [(h.key, round(h.score, 9), h.terms) for h in plain.search(query, top=20, **filters)]
+        found = [(h.key, round(h.score, 9), h.terms) for h in jitted.search(query, top=20, **filters)]
+        assert found == expected
+    hits = {hit.key: hit for hit in jitted.search(" ".join(words), top=20)}
+    assert hits["many0"].terms == sorted(words[0:30]) and hits["many60"].terms == sorted(words[60:70])
+
+
+def test_damaged_postings_are_corruption_on_the_kernel_path(tokenizer):
+    pytest.importorskip("numba")
+    from engine.errors import CorruptionError
+    from engine.text.build import build
+    from engine.text.reader import TextSegment
+
+    columns, meta = build(documents(tokenizer))
+    columns["postings"] = columns["postings"].copy()
+    columns["postings"][-1] |= 0x80  # the last varint now runs past the end of its term
+    damaged = TextSegment.from_columns(columns, meta)
+    last_term = damaged.dictionary.terms()[-1]
+    with pytest.raises(CorruptionError):
+        Searcher([damaged], tokenizer, kernels="numba").search(last_term, top=5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from engine.text import stored
 from engine.text.build import Document, build
 from engine.text.reader import TextSegment
 
@@ -12,7 +13,13 @@ from engine.text.reader import TextSegment
 def document(tokenizer, docno, key, fields, **extra) -> Document:
     if isinstance(fields, str):
         fields = {"text": fields}
-    return Document(docno, key, {name: tokenizer.index_tokens(text) for name, text in fields.items()}, **extra)
+    return Document(docno, key, {name: stored.encode(*tokenizer.index_tokens(text)) for name, text in fields.items()},
+                    **extra)
+
+
+def tokens_of(doc: Document) -> dict:
+    """field → terms of a test document."""
+    return {name: stored.decode(tokens, doc.key)[0] for name, tokens in doc.fields.items()}
 
 
 def segment(documents, deleted=()) -> TextSegment:
@@ -24,8 +31,9 @@ def reference_bm25(documents, query_terms, k1=1.2, b=0.75, delta=1.0, weights=No
     weights = weights or {}
     fields = sorted({name for doc in documents for name in doc.fields})
     count = len(documents)
-    average = {name: sum(len(doc.fields.get(name, ([], []))[0]) for doc in documents) / count for name in fields}
-    frequency = Counter(term for doc in documents for term in {t for terms, _ in doc.fields.values() for t in terms})
+    tokens = {doc.key: tokens_of(doc) for doc in documents}
+    average = {name: sum(len(tokens[doc.key].get(name, [])) for doc in documents) / count for name in fields}
+    frequency = Counter(term for doc in documents for term in {t for terms in tokens[doc.key].values() for t in terms})
     scores = {}
     for doc in documents:
         total = 0.0
@@ -33,7 +41,7 @@ def reference_bm25(documents, query_terms, k1=1.2, b=0.75, delta=1.0, weights=No
         for term, query_frequency in Counter(query_terms).items():
             pseudo = 0.0
             for name in fields:
-                terms = doc.fields.get(name, ([], []))[0]
+                terms = tokens[doc.key].get(name, [])
                 occurrences = terms.count(term)
                 if occurrences:
                     norm = (1 - b) + b * len(terms) / average[name]
