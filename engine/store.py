@@ -43,6 +43,7 @@ from engine.records import TOMBSTONE, RecordsSegment, composite_key, key_hash, m
 from engine.segment import Segment, SegmentWriter
 
 DEFAULT_FLUSH_BYTES = 8 << 20
+CLOSE_FLUSH_BYTES = 1 << 20
 _WAL_NAME = re.compile(rf"^(\d{{{NUMBER_DIGITS},}})\.log$")
 
 
@@ -527,6 +528,11 @@ class Store:
         return found
 
     def close(self) -> None:
+        """A writer leaving more than CLOSE_FLUSH_BYTES unflushed flushes first: every later process opening
+        the store would otherwise replay that WAL tail (memctl runs one process per command)."""
+        if (self._wal_writer is not None and self._failure is None and self.tables
+                and self.memtable_bytes > CLOSE_FLUSH_BYTES):
+            self.flush()
         if self._wal_writer is not None:
             self._wal_writer.close()
             self._wal_writer = None
