@@ -268,13 +268,25 @@ def find_concepts(sentence: str, lang: str) -> list[ConceptHit]:
             continue
         hits[key] = ConceptHit(key, table.labels[key], sentence[start:end] if aligned else word,
                                start if aligned else 0, end if aligned else 0)
+    for hit in find_group_concepts(sentence, folded):
+        hits.setdefault(hit.key, hit)
+    return sorted(hits.values(), key=lambda hit: hit.start)
+
+
+def find_group_concepts(text: str, folded: str | None = None) -> list[ConceptHit]:
+    """The concepts whose `all_of` word groups each occur in `text` (a turn may spread them over sentences:
+    "升级到 Win11 之后。蓝牙打不开了")."""
+    table = _concept_table()
+    folded = normalize_text(text) if folded is None else folded
+    aligned = len(folded) == len(text)
+    hits = []
     for key, word_groups in table.groups.items():
-        if key not in hits and all(any(word in folded for word in group) for group in word_groups):
+        if all(any(word in folded for word in group) for group in word_groups):
             first = next(word for word in word_groups[0] if word in folded)
             start = folded.index(first)
-            hits[key] = ConceptHit(key, table.labels[key], sentence[start : start + len(first)] if aligned else first,
-                                   start if aligned else 0, start + len(first) if aligned else 0)
-    return sorted(hits.values(), key=lambda hit: hit.start)
+            hits.append(ConceptHit(key, table.labels[key], text[start : start + len(first)] if aligned else first,
+                                   start if aligned else 0, start + len(first) if aligned else 0))
+    return hits
 
 
 _ENGLISH_WORD = re.compile(r"[a-z0-9][a-z0-9'+\-]*")

@@ -84,9 +84,18 @@ def _pos_tokenizer():
     import jieba.posseg
 
     jieba.setLogLevel(logging.WARNING)
-    tokenizer = jieba.Tokenizer()
-    tagger = jieba.posseg.POSTokenizer(tokenizer)
-    tagger.lcut("初始化")  # load the dictionary and the word → class table now
+    # The private tokenizer starts as a copy of jieba.dt's dictionary, which the text index's tokenizer loads
+    # anyway: loading it a second time costs about a second and 100+ MB. Copying the dicts shares their keys
+    # and values; our added words then change only the copies. The word → class table is copied likewise from
+    # jieba.posseg's own tagger, which importing jieba.posseg has already read from the dictionary file.
+    shared = jieba.dt
+    shared.check_initialized()
+    tokenizer = jieba.Tokenizer(shared.dictionary)
+    tokenizer.FREQ, tokenizer.total = dict(shared.FREQ), shared.total
+    tokenizer.initialized = True
+    tagger = jieba.posseg.POSTokenizer.__new__(jieba.posseg.POSTokenizer)
+    tagger.tokenizer = tokenizer
+    tagger.word_tag_tab = dict(jieba.posseg.dt.word_tag_tab)
     names = gazetteer()
     for word in chinese_surface_words():
         tokenizer.add_word(word, tokenizer.FREQ.get(word) or None, tag="v")

@@ -1,0 +1,70 @@
+"""Candidates for SAME_AS between Facts (R2G-5), persisted so that later runs link to earlier events.
+
+Table `r2g.event`: key "<predicate>\\x1f<negation 0/1>\\x1f<normalised agent>" (one entry per agent; "" for an
+event without one) → up to MAX_ENTRIES [fact key, first day ordinal, last day ordinal, patients, agents], the
+latest days kept. A new Fact is compared (linking.same_event: same predicate and polarity, a common AGENT,
+a common PATIENT when both name one, days within ±same_event_days) with the entries under each of its agents.
+Facts without a day (no resolved time and an untimed turn) are never merged, so they are not recorded.
+"""
+
+from __future__ import annotations
+
+import bisect
+from datetime import date
+
+from memctl.r2g.linking import EventSignature, same_event
+
+EVENT_TABLE = "r2g.event"
+MAX_ENTRIES = 64
+
+
+class EventIndex:
+    def __init__(self, store, tolerance_days: int = 1):
+        self.store = store
+        self.tolerance_days = tolerance_days
+        self.pending: dict = {}  # index key → entries, written with the batch
+
+    def same_events(self, fact_key: str, event: EventSignature) -> list:
+        """Keys of recorded facts that are the same event as `event`; records `fact_key` for later ones."""
+        if event.first_day is None:
+            return []
+        matches = []
+        entry = [fact_key, event.first_day.toordinal(), event.last_day.toordinal(), sorted(event.patients),
+                 sorted(event.agents)]
+        for agent in sorted(event.agents) or [""]:
+            index_key = f"{event.predicate}\x1f{int(event.negation)}\x1f{agent}"
+            entries = self._entries(index_key)
+            first, last = entry[1], entry[2]
+            for other in entries:
+                # Days first: most entries under a busy agent are other days, and ints compare cheaply.
+                if max(first - other[2], other[1] - last, 0) > self.tolerance_days or other[0] == fact_key:
+                    continue
+                if other[0] not in matches and same_event(event, _signature(event, other), self.tolerance_days):
+                    matches.append(other[0])
+            if all(other[0] != fact_key for other in entries):
+                entries = list(entries)
+                bisect.insort(entries, entry, key=_latest)
+                del entries[:-MAX_ENTRIES]
+            self.pending[index_key] = entries
+        return matches
+
+    def _entries(self, index_key: str) -> list:
+        if index_key in self.pending:
+            return self.pending[index_key]
+        return list(self.store.get(EVENT_TABLE, index_key) or ())
+
+    def flush(self, draft) -> None:
+        """Hand the changed entries to the batch being committed."""
+        for index_key, entries in self.pending.items():
+            draft.record(EVENT_TABLE, index_key, entries)
+        self.pending = {}
+
+
+def _latest(entry: list) -> tuple:
+    return entry[2], entry[0]
+
+
+def _signature(event: EventSignature, entry: list) -> EventSignature:
+    _key, first, last, patients, agents = entry
+    return EventSignature(event.predicate, event.negation, frozenset(agents), frozenset(patients),
+                          date.fromordinal(first), date.fromordinal(last))

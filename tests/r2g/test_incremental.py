@@ -1,0 +1,131 @@
+"""Incremental and idempotent conversion: r2g.done, a second run, new chunks later, --rebuild, batches."""
+
+from __future__ import annotations
+
+from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
+from engine.graph.api import GraphStore
+from r2g_testkit import convert, dump, ingest, nodes_of_type, open_memory, write_jsonl
+
+
+def _session(conv: str, session: int, day: str, speakers=("Ann", "Ben"), turns: int = 4) -> list[dict]:
+    topics = ["my puppy Biscuit loves the beach", "I went hiking at Mount Tam with Carla",
+              "we watched a movie about Paris", "Ben plays guitar in a jazz band"]
+    return [{"conv_id": conv, "id": f"D{session}:{number}", "speaker": speakers[number % 2],
+             "ts": f"{day}T1{number}:00:00", "text": f"On day {day}, {topics[(session + number) % 4]}."}
+            for number in range(1, turns + 1)]
+
+
+def _without(snapshot: dict, edge_type: str) -> dict:
+    return {**snapshot, "edges": {key: edge for key, edge in snapshot["edges"].items() if edge[1] != edge_type}}
+
+
+def test_second_run_changes_nothing(isolated_home, tmp_path):
+    ingest(isolated_home, write_jsonl(tmp_path / "a.jsonl", _session("c1", 1, "2023-05-01")))
+    first = convert(isolated_home)
+    before = dump(isolated_home)
+    with open_memory(isolated_home, writable=False) as memory:
+        sequence = memory.store.sequence
+    second = convert(isolated_home)
+    assert first["chunks_new"] == 1 and second["chunks_new"] == 0 and second["batches"] == 0
+    assert dump(isolated_home) == before
+    with open_memory(isolated_home, writable=False) as memory:
+        assert memory.store.sequence == sequence  # not even an empty batch was written
+
+
+def test_rebuild_regenerates_the_same_graph(isolated_home, tmp_path):
+    ingest(isolated_home, write_jsonl(tmp_path / "a.jsonl", _session("c1", 1, "2023-05-01") +
+                                      _session("c1", 2, "2023-05-02") + _session("c2", 1, "2023-06-01")))
+    convert(isolated_home)
+    before, ids = dump(isolated_home), _internal_ids(isolated_home)
+    summary = convert(isolated_home, rebuild=True)
+    assert summary["rebuild"] and summary["nodes_removed"] == 0
+    assert summary["chunks_new"] == summary["chunks_total"] == 2
+    assert dump(isolated_home) == before
+    assert _internal_ids(isolated_home) == ids
+
+
+def _internal_ids(home) -> dict:
+    with open_memory(home, writable=False) as memory:
+        return {key: record["id"] for key, record in memory.store.scan(GRAPH_NODE_TABLE)}
+
+
+def test_rebuild_removes_what_it_no_longer_makes_and_keeps_other_nodes(isolated_home, tmp_path):
+    ingest(isolated_home, write_jsonl(tmp_path / "a.jsonl", _session("c1", 1, "2023-05-01")))
+    convert(isolated_home)
+    before = dump(isolated_home)
+    [episode] = list(nodes_of_type(isolated_home, "Episode"))[:1]
+    with open_memory(isolated_home) as memory:
+        graph = GraphStore(memory.store)
+        with graph.batch() as writer:
+            writer.add_node("fact_stale", "Fact", {"title": "old", "provenance": {"creator": "r2g", "version": 1}})
+            writer.add_edge("fact_stale", "DERIVED_FROM", episode)
+            writer.add_node("Task:call mom", "Task", {"title": "call mom"})
+    summary = convert(isolated_home, rebuild=True)
+    assert summary["nodes_removed"] == 1
+    after = dump(isolated_home)
+    assert "fact_stale" not in after["nodes"] and "Task:call mom" in after["nodes"]
+    del after["nodes"]["Task:call mom"]
+    assert after == before
+
+
+def test_new_chunks_later_give_the_graph_of_one_run(isolated_home, tmp_path):
+    first, second = _session("c1", 1, "2023-05-01"), _session("c1", 2, "2023-05-03")
+    ingest(isolated_home, write_jsonl(tmp_path / "a.jsonl", first))
+    convert(isolated_home)
+    ingest(isolated_home, write_jsonl(tmp_path / "b.jsonl", second))
+    summary = convert(isolated_home)
+    assert summary["chunks_new"] == 1
+    incremental = dump(isolated_home)
+    convert(isolated_home, rebuild=True)
+    # SIMILAR_TO is decided within a batch (documented); everything else is the same.
+    assert _without(incremental, "SIMILAR_TO") == _without(dump(isolated_home), "SIMILAR_TO")
+
+
+def test_a_chunk_that_belongs_earlier_is_linked_into_the_chain(isolated_home, tmp_path):
+    late, early = _session("c1", 2, "2023-05-09"), _session("c1", 1, "2023-05-01")
+    ingest(isolated_home, write_jsonl(tmp_path / "late.jsonl", late))
+    convert(isolated_home)
+    ingest(isolated_home, write_jsonl(tmp_path / "early.jsonl", early))
+    convert(isolated_home)
+    incremental = dump(isolated_home)
+    chain = sorted((edge[0], edge[2]) for edge in incremental["edges"].values() if edge[1] == "TEMPORAL_NEXT")
+    episodes = sorted(nodes_of_type(isolated_home, "Episode").values(), key=lambda episode: episode["props"]["recency"])
+    keys = [episode["key"] for episode in episodes]
+    assert chain == sorted(zip(keys, keys[1:]))
+    convert(isolated_home, rebuild=True)
+    assert _without(incremental, "SIMILAR_TO") == _without(dump(isolated_home), "SIMILAR_TO")
+
+
+def test_small_batches_give_the_graph_of_one_batch(isolated_home, tmp_path):
+    turns = _session("c1", 1, "2023-05-01") + _session("c1", 2, "2023-05-02") + _session("c2", 1, "2023-06-01")
+    ingest(isolated_home, write_jsonl(tmp_path / "a.jsonl", turns))
+    one = convert(isolated_home)
+    whole = dump(isolated_home)
+    many = convert(isolated_home, rebuild=True, config_values={"r2g.batch_turns": 1})
+    assert one["batches"] == 1 and many["batches"] > 1
+    assert _without(dump(isolated_home), "SIMILAR_TO") == _without(whole, "SIMILAR_TO")
+
+
+def test_an_interrupted_rebuild_resumes(isolated_home, tmp_path):
+    ingest(isolated_home, write_jsonl(tmp_path / "a.jsonl", _session("c1", 1, "2023-05-01")))
+    convert(isolated_home)
+    before = dump(isolated_home)
+    with open_memory(isolated_home) as memory:
+        with memory.store.batch() as batch:
+            batch.put("r2g.meta", "rebuild", 1)  # what a crash right after the removal began leaves
+    summary = convert(isolated_home)
+    assert summary["rebuild"] and summary["chunks_new"] == 1
+    assert dump(isolated_home) == before
+    with open_memory(isolated_home, writable=False) as memory:
+        assert memory.store.get("r2g.meta", "rebuild") is None
+
+
+def test_graph_edges_keep_no_stale_temporal_links(isolated_home, tmp_path):
+    ingest(isolated_home, write_jsonl(tmp_path / "a.jsonl", _session("c1", 3, "2023-05-05")))
+    convert(isolated_home)
+    ingest(isolated_home, write_jsonl(tmp_path / "b.jsonl", _session("c1", 1, "2023-05-01")))
+    ingest(isolated_home, write_jsonl(tmp_path / "c.jsonl", _session("c1", 4, "2023-05-07")))
+    convert(isolated_home)
+    with open_memory(isolated_home, writable=False) as memory:
+        temporal = [key for key, record in memory.store.scan(GRAPH_EDGE_TABLE) if '"TEMPORAL_NEXT"' in key]
+    assert len(temporal) == 3 * 4 - 1

@@ -1,0 +1,20 @@
+"""The Chinese analyser shares jieba's loaded dictionary with the text index instead of loading its own."""
+
+from __future__ import annotations
+
+import jieba
+
+from engine.text.tokenizer import Tokenizer
+from memctl.r2g import nlp_zh
+
+
+def test_one_dictionary_load_and_no_change_to_the_shared_tokenizer():
+    tokens_before = Tokenizer().index_tokens("我的电脑升级到Win11之后蓝牙打不开了")
+    tagger = nlp_zh._pos_tokenizer()
+    private = tagger.tokenizer
+    assert private is not jieba.dt and private.FREQ is not jieba.dt.FREQ
+    assert private.initialized and jieba.dt.initialized
+    added = [word for word in private.FREQ if word not in jieba.dt.FREQ]
+    assert added  # the lexicon's words went into the copy only
+    assert Tokenizer().index_tokens("我的电脑升级到Win11之后蓝牙打不开了") == tokens_before
+    assert {"小明", "公园"} <= {token.text for token in nlp_zh.tokenize("小明在公园里踢足球", [])}
