@@ -96,6 +96,7 @@ class Store:
         self.path = os.path.abspath(path)
         self.writable = writable
         self.flush_bytes = DEFAULT_FLUSH_BYTES
+        self.close_flush_bytes = CLOSE_FLUSH_BYTES
         self.manifest: Manifest | None = None
         self.records: list[RecordsSegment] = []  # oldest first
         self.kind_segments: dict[str, list[Segment]] = {}
@@ -114,9 +115,10 @@ class Store:
 
     @classmethod
     def open(cls, path: str, writable: bool = True, wait: float = 0.0, holder: str = "memctl",
-             flush_bytes: int = DEFAULT_FLUSH_BYTES) -> "Store":
+             flush_bytes: int = DEFAULT_FLUSH_BYTES, close_flush_bytes: int = CLOSE_FLUSH_BYTES) -> "Store":
         store = cls(path, writable)
         store.flush_bytes = flush_bytes
+        store.close_flush_bytes = close_flush_bytes
         if writable:
             store._open_writer(wait, holder)
         else:
@@ -528,10 +530,10 @@ class Store:
         return found
 
     def close(self) -> None:
-        """A writer leaving more than CLOSE_FLUSH_BYTES unflushed flushes first: every later process opening
+        """A writer leaving more than `close_flush_bytes` unflushed flushes first: every later process opening
         the store would otherwise replay that WAL tail (memctl runs one process per command)."""
         if (self._wal_writer is not None and self._failure is None and self.tables
-                and self.memtable_bytes > CLOSE_FLUSH_BYTES):
+                and self.memtable_bytes > self.close_flush_bytes):
             self.flush()
         if self._wal_writer is not None:
             self._wal_writer.close()
