@@ -23,11 +23,17 @@ DEFAULTS: dict = {
         "seeds_top": 200,
         "budget_tokens": 2000,
         "mmr_lambda": 0.7,
-        "lambda": {"bm25": 0.2, "vec": 0.4, "ppr": 0.3, "weight": 0.1},
-        "mvp_lambda": {"bm25": 0.7, "recency": 0.3},
+        # λ measured (tools/eval_locomo.py on LoCoMo and MemDaily dev, RESULTS.md), not appendix A's 0.2/0.4/0.3/0.1
+        # ("需 A/B 调参"): without vectors those renormalise to BM25 0.33 / PPR 0.5 / weight 0.17, which puts topic
+        # hubs and recent nodes above the turns that hold the answer (LoCoMo dev Recall@10 0.74 instead of 0.78,
+        # MemDaily Recall@5 below plain BM25). PPR at 0.05 orders the graph's additions (neighbours, SIMILAR_TO
+        # turns) below every keyword match; weight and recency at 0: LoCoMo's and MemDaily's answers are as often
+        # old as recent (recency 0.05 already cost 0.005 / 0.045).
+        "lambda": {"bm25": 0.95, "vec": 0.0, "ppr": 0.05, "weight": 0.0, "recency": 0.0},
+        "mvp_lambda": {"bm25": 0.95, "vec": 0.0, "ppr": 0.05, "weight": 0.0, "recency": 0.0},
         "ann_top": {"Episode": 200, "Fact": 150, "Concept": 100},
-        "expand_edge_types": ["ABOUT", "SUPPORTS", "CONTRADICTS", "TEMPORAL_NEXT"],
-        "mvp_expand_edge_types": ["ABOUT", "SUPPORTS", "TEMPORAL_NEXT"],
+        "expand_edge_types": ["ABOUT", "SUPPORTS", "CONTRADICTS", "TEMPORAL_NEXT", "SIMILAR_TO"],
+        "mvp_expand_edge_types": ["ABOUT", "SUPPORTS", "TEMPORAL_NEXT", "SIMILAR_TO"],
         "ppr_damping": 0.85,
         "ppr_iterations": 20,
         "raw": {
@@ -36,7 +42,30 @@ DEFAULTS: dict = {
             "low_concentration": 0.6,
             "pattern_tokens": ["hex", "uuid", "url", "path", "code", "error_code"],
             "top": 100,
+            # memctl/recall (raw_fallback.py): the lazily built passage index covers the most recently
+            # ingested chunks, those the best node hits cite and those r2g has not converted yet.
+            "hot_chunks": 8,
+            "passage_tokens": 96,
         },
+        # memctl/recall: measured on LoCoMo / MemDaily dev (tools/eval_locomo.py, tools/bench/RESULTS.md).
+        "field_weights": {"title": 0.0, "text": 0.0, "keywords": 0.0, "entities": 0.0, "turn": 1.0,
+                          "speaker": 1.0, "date": 1.0, "caption": 1.0, "context": 0.3},
+        "result_types": ["Episode", "Fact", "Preference"],
+        "expand_result_types": ["Episode"],
+        "graph_only_lambda": {"bm25": 0.5, "vec": 0.0, "ppr": 0.2, "weight": 0.3, "recency": 0.0},
+        "speaker_prior": 1.0,
+        "reply_neighbor": 0.3,
+        "reply_seeds": 100,
+        "clause_coverage": 0.3,
+        "coverage_pool": 50,
+        "question_stopwords": True,
+        "drop_single_cjk": True,
+        "ppr_seeds": 20,
+        "expand_max_nodes": 2000,
+        "hub_degree": 256,
+        "time_boost": 0.0,
+        "mmr_enabled": False,
+        "max_citations": 3,
     },
     "weights": {
         # weight(node) = α·importance + β·log(1+frequency) + γ·exp(-Δt/τ_type) + δ·emotion + ε·feedback - ζ·stale
@@ -87,7 +116,7 @@ DEFAULTS: dict = {
 # Keys whose value may be null in DEFAULTS but a string (a path) when set.
 _OPTIONAL_PATHS = {"index.stopwords_zh", "index.stopwords_en", "index.user_dictionary"}
 # Maps whose keys are open-ended (node or edge type names), so unknown keys are allowed there.
-_OPEN_MAPS = {"recall.ann_top", "weights.tau_days", "graph.edge_weights", "graph.degree_cap",
+_OPEN_MAPS = {"recall.ann_top", "recall.field_weights", "weights.tau_days", "graph.edge_weights", "graph.degree_cap",
               "index.field_weights"}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from memctl import __version__
-from memctl.cli import graph_cmd, ingest_cmd, r2g_cmd, raw_cmd, search_cmd, store_cmd
+from memctl.cli import graph_cmd, ingest_cmd, r2g_cmd, raw_cmd, recall_cmd, search_cmd, store_cmd
 from memctl.cli.common import GlobalOptions, MemctlGroup
 from memctl.paths import check_tenant
 
@@ -57,6 +57,7 @@ app.command("ingest")(ingest_cmd.ingest)
 app.command("index")(search_cmd.index)
 app.command("search")(search_cmd.search)
 app.command("r2g")(r2g_cmd.r2g)
+app.command("recall")(recall_cmd.recall)
 
 raw_app = typer.Typer(cls=MemctlGroup, help="Raw chunks: the immutable evidence every memory cites.",
                       no_args_is_help=True)

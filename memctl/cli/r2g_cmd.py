@@ -53,7 +53,7 @@ def describe(summary: dict) -> str:
         return f"{summary['source']}: imported {summary['nodes']:,} node(s) and {summary['edges']:,} edge(s)"
     lines = []
     if summary["rebuild"]:
-        lines.append(f"removed {summary['nodes_removed']:,} node(s) built before")
+        lines.append(f"rebuilt from raw; {summary['nodes_removed']:,} node(s) no longer made were removed")
     if not summary["chunks_new"]:
         lines.append(f"0 new chunks ({summary['chunks_total']:,} converted before)")
     else:

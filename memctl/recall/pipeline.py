@@ -1,0 +1,523 @@
+"""The recall pipeline A → (raw W5) → C → rank → pack, over one store snapshot (seed 001 §4.y W3–W6, §5).
+
+    recaller = Recaller(store, config, tenant)
+    answer = recaller.recall(Request(q="Win11 蓝牙 打不开", top=10, mvp=True))
+    answer["results"], answer["trace"]
+
+A Recaller keeps what it read (node records, verified chunks, the raw passage index, the searcher) for its
+snapshot, so a batch of queries opens the store once and reads each record once. Stage B (vectors) is not built
+yet: the vector stage is always absent and the §18 "A→C" variant is used. Degraded modes, each named in the
+trace: no NodeIndex / --graph-only → boolean graph filter; no graph (r2g not run) → raw passages only; k = 0
+or no graph edges → no PPR.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from engine.errors import InputError
+from memctl.recall import rank
+from memctl.recall.query import build
+from memctl.recall.settings import RecallSettings
+from memctl.recall.trace import Trace, top_scores
+
+RAW_PASSAGE = "RawPassage"
+EPISODE = "Episode"
+CITED_SEEDS = 3  # chunks of this many best node hits join the raw fallback's hot set
+PPR_ONLY_CANDIDATES = 50
+NO_GRAPH_CHUNK_FACTOR = 8  # without a graph the raw fallback is the only path: it searches more chunks
+RAW_MERGE_WEIGHT = 0.5  # a raw passage match counts half as much as a node match of the same strength
+
+
+@dataclass
+class Request:
+    q: str
+    top: int = 10
+    budget: int | None = None  # None: recall.budget_tokens; 0: no budget
+    k_hop: int | None = None
+    types: tuple | None = None
+    since: float | None = None
+    until: float | None = None
+    graph_only: bool = False
+    allow_raw: bool = False
+    cite: bool = False
+    mvp: bool = False
+    now: float | None = None
+    explain: bool = True  # gather what only the trace shows (the query's stored Entities); off for batches
+
+
+class Recaller:
+    def __init__(self, store, config=None, tenant: str = "default"):
+        self.store = store
+        self.config = config
+        self.tenant = tenant
+        self.settings = RecallSettings.from_config(config)
+        self._graph = None
+        self._nodes = None
+        self._search = None
+        self._stage = None
+        self._passages = None
+        self._citations = None
+        self._raw = None
+
+    # --- lazily opened parts ------------------------------------------------------------------------------
+
+    @property
+    def graph(self):
+        if self._graph is None:
+            from engine.graph.api import GraphStore
+
+            self._graph = GraphStore(self.store)
+        return self._graph
+
+    @property
+    def nodes(self):
+        if self._nodes is None:
+            from memctl.recall.nodes import Nodes
+
+            self._nodes = Nodes(self.store, self.graph)
+        return self._nodes
+
+    @property
+    def raw(self):
+        if self._raw is None:
+            from engine.raw import RawStore
+
+            self._raw = RawStore(self.store)
+        return self._raw
+
+    def search(self):
+        """The NodeIndex searcher, or None when the store has no indexed document."""
+        if self._search is None:
+            from memctl.recall.stage_a import NodeSearch
+
+            search = NodeSearch(self.store, self.config, self.settings)
+            self._search = search if search.documents else False
+        return self._search or None
+
+    def graph_stage(self):
+        if self._stage is None:
+            from memctl.recall.stage_c import GraphStage
+
+            self._stage = GraphStage(self.store, self.graph, self.nodes, self.settings)
+        return self._stage
+
+    def passages(self):
+        if self._passages is None:
+            from memctl.recall.raw_fallback import RawPassages
+
+            self._passages = RawPassages(self.store, self.raw, self.settings)
+        return self._passages
+
+    def citations(self):
+        if self._citations is None:
+            from memctl.recall.pack import Citations
+
+            self._citations = Citations(self.raw)
+        return self._citations
+
+    def graph_ready(self) -> bool:
+        return self.graph_stage().view.node_count > 0 and bool(self.graph.type_ids("node"))
+
+    # --- recall -------------------------------------------------------------------------------------------
+
+    def recall(self, request: Request) -> dict:
+        if not isinstance(request.q, str) or not request.q.strip():
+            raise InputError("the query is empty", "--q")
+        if request.top < 1:
+            raise InputError(f"--top must be at least 1, not {request.top}", "--top")
+        trace = Trace()
+        run = _Run(self, request, trace)
+        results = run.execute()
+        return {"query": request.q, "results": results, "trace": trace.as_dict(),
+                "keywords": run.query.as_dict()}
+
+    def extract(self, request: Request) -> dict:
+        """Query building only (--extract-keywords): keywords as stage A would search them, entities, times."""
+        query = build(request.q, request.now or time.time(), self.settings.question_stopwords)
+        search = None if request.graph_only or not self.settings.use_node_index else self.search()
+        if search is not None:
+            search.search(query.search_text, 1)
+            query.keywords = search.terms()
+        else:
+            from engine.text.tokenizer import Tokenizer
+
+            query.keywords = Tokenizer(cjk="bigram").query_tokens(query.search_text, None, "bigram")[0]
+        if self.graph_ready():
+            query.entities = self._entities(query.text)
+        return query.as_dict()
+
+    def _entities(self, text: str) -> list:
+        from memctl.recall import entities
+
+        return entities.match(text, self.tenant, self.nodes, _aliases())
+
+    # --- explain ------------------------------------------------------------------------------------------
+
+    def explain(self, key: str, request: Request | None = None) -> dict:
+        """One node: what it is, its weight, its neighbours and citations, and (with a query) where it ranks."""
+        from memctl.recall.pack import card_refs
+        from memctl.recall.weight import node_weight
+
+        node = self.graph.get_node(key)
+        if node is None:
+            raise InputError(f"no node {key!r}", "--explain")
+        reference = (request.now if request else None) or time.time()
+        weight, recency = node_weight(node["props"], node["type"], reference, self.settings)
+        neighbours = []
+        for direction in ("out", "in"):
+            for row in self.graph.neighbors(key, direction, limit=20).rows():
+                neighbours.append({"direction": direction, "edge": row["type"], "weight": row["weight"],
+                                   "id": row["key"], "type": self.nodes.type(row["key"]),
+                                   "title": self.nodes.props(row["key"]).get("title")})
+        citations = [self.citations().cite(ref) for ref in card_refs(node["props"], None,
+                                                                      self.settings.max_citations)]
+        explained = {"id": key, "type": node["type"], "title": node["props"].get("title"),
+                     "text": node["props"].get("text"), "weight": round(weight, 6), "recency": round(recency, 6),
+                     "props": {name: value for name, value in node["props"].items() if name != "raw_refs"},
+                     "neighbors": neighbours, "citations": citations}
+        if request is not None and request.q:
+            answer = self.recall(Request(**{**request.__dict__, "top": 1000, "budget": 0}))
+            ranked = [result["id"] for result in answer["results"]]
+            position = ranked.index(key) + 1 if key in ranked else None
+            explained["query"] = request.q
+            explained["rank"] = position
+            explained["result"] = answer["results"][position - 1] if position else None
+        return explained
+
+
+class _Run:
+    """One recall: the stages in order, sharing the Recaller's caches."""
+
+    def __init__(self, recaller: Recaller, request: Request, trace: Trace):
+        self.recaller = recaller
+        self.request = request
+        self.trace = trace
+        self.settings = recaller.settings
+        self.reference = request.now if request.now is not None else time.time()
+        self.query = build(request.q, self.reference, self.settings.question_stopwords)
+        self.candidates: dict = {}
+        self.available = {"weight"}
+        self.keyword_source = None  # "A" NodeIndex, "G" graph filter, "R" raw passages only
+
+    def execute(self) -> list:
+        request, settings = self.request, self.settings
+        graph_ready = self.recaller.graph_ready()
+        search = None if request.graph_only or not settings.use_node_index else self.recaller.search()
+        self._query_stage(graph_ready)
+        seeds = self._stage_a(search, graph_ready)
+        raw_hits = self._raw_stage(seeds, search, graph_ready)
+        self._collect(seeds, raw_hits, graph_ready)
+        if graph_ready and self.candidates:
+            self._stage_c()
+        return self._rank_and_pack(search)
+
+    # --- stages -------------------------------------------------------------------------------------------
+
+    def _query_stage(self, graph_ready: bool) -> None:
+        with self.trace.stage("query") as entry:
+            if graph_ready and self.request.explain:
+                self.query.entities = self.recaller._entities(self.query.text)
+            entry["notes"] = {"language": self.query.language,
+                              "entities": [f"{entity['name']} ({entity['type']})" for entity in self.query.entities],
+                              "patterns": self.query.pattern_kinds,
+                              "times": [f"{time.expression} → {time.value or '?'} ({time.granularity})"
+                                        for time in self.query.times],
+                              "clauses": len(self.query.clauses)}
+            entry["candidates"] = len(self.query.entities)
+
+    def _stage_a(self, search, graph_ready: bool) -> list:
+        from memctl.recall.stage_a import graph_seeds, index_seeds
+
+        request, settings = self.request, self.settings
+        if search is not None:
+            with self.trace.stage("A: NodeIndex BM25F") as entry:
+                seeds, facts = index_seeds(search, self.query, self.recaller.nodes, settings, request.since,
+                                           request.until)
+                self._describe(entry, seeds, facts)
+            self.available.add("bm25")
+            self.keyword_source = "A"
+            return seeds
+        if not graph_ready:
+            self.trace.fallback("no_graph", "the store has no memory graph (run `memctl r2g`): raw passages only")
+            return []
+        reason = "--graph-only" if request.graph_only else \
+            "recall.use_node_index is false" if not settings.use_node_index else "the NodeIndex has no documents"
+        self.trace.fallback("graph_filter", f"{reason}: boolean filter over node keywords/tags/entities, "
+                                            "ranked by weight and recency (W4)")
+        with self.trace.stage("A: graph filter") as entry:
+            seeds, facts = graph_seeds(self.recaller.store, self.recaller.graph, self.query, settings,
+                                       self._result_types(), request.since, request.until)
+            self._describe(entry, seeds, facts)
+        self.available.add("bm25")
+        self.keyword_source = "G"
+        return seeds
+
+    def _describe(self, entry: dict, seeds: list, facts: dict) -> None:
+        entry["candidates"] = len(seeds)
+        entry["top"] = top_scores((seed.key, seed.score) for seed in seeds)
+        entry["notes"] = facts
+
+    def _raw_stage(self, seeds: list, search, graph_ready: bool) -> list:
+        from memctl.recall.raw_fallback import triggers
+
+        request, settings = self.request, self.settings
+        explicit = [flag for flag, given in (("--allow-raw", request.allow_raw), ("--cite", request.cite)) if given]
+        if not graph_ready:
+            explicit.append("no memory graph")
+        fired = triggers(self.query, seeds, search, settings, explicit)
+        if not fired:
+            return []
+        for name, reason in fired:
+            self.trace.fallback(f"raw:{name}", reason)
+        passages = self.recaller.passages()
+        with self.trace.stage("W5: raw passages") as entry:
+            cited = []
+            for seed in seeds[:CITED_SEEDS]:
+                cited += [ref.get("raw_id") for ref in self.recaller.nodes.props(seed.key).get("raw_refs") or ()
+                          if isinstance(ref, dict)]
+            recent = settings.raw_hot_chunks * (1 if graph_ready else NO_GRAPH_CHUNK_FACTOR)
+            chunks, notes = passages.hot_chunks(cited, recent)
+            hits = passages.search(self.query.search_text, chunks, settings.raw_top)
+            hits = [hit for hit in hits if _turn_inside(hit.turn, request.since, request.until)]
+            entry["candidates"] = len(hits)
+            entry["top"] = top_scores((hit.node_id, hit.score) for hit in hits)
+            entry["notes"] = notes
+        self.available.add("bm25")
+        self.keyword_source = self.keyword_source or "R"
+        return hits
+
+    def _collect(self, seeds: list, raw_hits: list, graph_ready: bool) -> None:
+        from memctl.model import episode_id
+
+        for seed in seeds:
+            self.candidates[seed.key] = rank.Candidate(seed.key, seed.type, keyword=seed.score,
+                                                       term_part=seed.score, timestamp=seed.timestamp,
+                                                       terms=seed.terms)
+        if not raw_hits:
+            return
+        top_seed = max((seed.score for seed in seeds), default=0.0)
+        top_raw = raw_hits[0].score
+        scale = (top_seed / top_raw) * RAW_MERGE_WEIGHT if top_seed > 0 and top_raw > 0 else 1.0
+        for hit in raw_hits:
+            ref = hit.turn["raw_ref"]
+            key = episode_id(self.recaller.tenant, hit.raw_id, ref["offset"], ref["offset"] + ref["length"]) \
+                if graph_ready else None
+            value = hit.score * scale
+            if key is None or not self.recaller.nodes.exists(key):
+                key, kind = hit.node_id, RAW_PASSAGE
+            else:
+                kind = EPISODE
+            candidate = self.candidates.get(key)
+            if candidate is None:
+                candidate = self.candidates[key] = rank.Candidate(key, kind, timestamp=_turn_seconds(hit.turn),
+                                                                  terms=hit.terms)
+            candidate.raw = max(candidate.raw, hit.score)
+            if candidate.raw_hit is None or hit.score > candidate.raw_hit.score:
+                candidate.raw_hit = hit
+            if value > candidate.keyword:
+                candidate.keyword = candidate.term_part = value
+
+    def _stage_c(self) -> None:
+        request, settings = self.request, self.settings
+        stage = self.recaller.graph_stage()
+        with self.trace.stage("C: reply hop") as entry:
+            scores = dict(sorted(((key, candidate.keyword) for key, candidate in self.candidates.items()
+                                  if candidate.type == EPISODE and candidate.keyword > 0),
+                                 key=lambda item: (-item[1], item[0]))[: settings.reply_seeds])
+            updated, via, facts = stage.reply_hop(scores, settings.reply_neighbor)
+            for key, score in updated.items():
+                candidate = self.candidates.get(key)
+                if candidate is None:
+                    candidate = self.candidates[key] = rank.Candidate(key, EPISODE, via=via.get(key))
+                candidate.keyword = score
+            entry["candidates"] = len(updated)
+            entry["top"] = top_scores(updated.items())
+            entry["notes"] = facts
+        k = request.k_hop if request.k_hop is not None else (settings.mvp_k_hop if request.mvp else settings.k_hop)
+        lambdas = self._lambdas()
+        if k <= 0 or not lambdas.get("ppr"):
+            reason = "k = 0" if k <= 0 else "λ_ppr is 0"
+            self.trace.fallback("no_ppr", f"{reason}: stage C stops after the reply hop")
+            return
+        edge_types = settings.mvp_expand_edge_types if request.mvp else settings.expand_edge_types
+        with self.trace.stage(f"C: {k}-hop + PPR") as entry:
+            scores = {key: candidate.keyword for key, candidate in self.candidates.items()
+                      if candidate.keyword > 0 and candidate.type != RAW_PASSAGE}
+            added_types = self.request.types or settings.expand_result_types
+            ppr, added, facts = stage.expand(scores, k, edge_types, added_types, PPR_ONLY_CANDIDATES)
+            for key, score in ppr.items():
+                self.candidates[key].ppr = score
+            for key, score, node_type, via in added:
+                self.candidates[key] = rank.Candidate(key, node_type, ppr=score, via=via)
+            entry["candidates"] = facts.get("subgraph", 0)
+            entry["top"] = top_scores([(key, score) for key, score in ppr.items()] +
+                                      [(key, score) for key, score, _, _ in added])
+            entry["notes"] = {**facts, "added": len(added)}
+        if ppr or added:
+            self.available.add("ppr")
+
+    # --- ranking and packing ------------------------------------------------------------------------------
+
+    def _lambdas(self) -> dict:
+        if self.request.mvp:
+            return dict(self.settings.mvp_lambdas)
+        if self.request.graph_only or not self.settings.use_node_index or self.recaller.search() is None:
+            return dict(self.settings.graph_only_lambdas)
+        return dict(self.settings.lambdas)
+
+    def _result_types(self) -> tuple:
+        return tuple(self.request.types) if self.request.types else self.settings.result_types
+
+    def _rank_and_pack(self, search) -> list:
+        from memctl.recall.weight import node_weight
+
+        request, settings = self.request, self.settings
+        with self.trace.stage("rank") as entry:
+            candidates = list(self.candidates.values())
+            nodes = self.recaller.nodes
+            lambdas = self._lambdas()
+            if lambdas.get("recency"):
+                self.available.add("recency")
+            name, weights = rank.variant(lambdas, self.available, self.keyword_source or "A")
+            self.trace.variant, self.trace.lambdas = name, weights
+            need_weight = bool(weights.get("weight") or weights.get("recency"))
+            for candidate in candidates:
+                if candidate.type is None:
+                    candidate.type = nodes.type(candidate.key)
+                if need_weight and candidate.type != RAW_PASSAGE:
+                    candidate.weight, candidate.recency = node_weight(nodes.props(candidate.key), candidate.type,
+                                                                      self.reference, settings)
+            windows = [(time.start, time.end) for time in self.query.times if time.start is not None]
+            rank.blend(candidates, weights, windows, settings.time_boost)
+            types = set(self._result_types())
+            if not request.types:
+                types.add(RAW_PASSAGE)
+            ranked = rank.order(candidates)
+            if EPISODE in types:
+                self._link_sources(candidates)
+                ranked = rank.fold_supports(ranked)
+            ranked = [candidate for candidate in ranked if candidate.type in types]
+            if request.since is not None or request.until is not None:
+                ranked = [candidate for candidate in ranked if self._inside_window(candidate)]
+            if self.query.clauses and search is not None and settings.clause_coverage < 1.0:
+                pool = ranked[: settings.coverage_pool]
+                clause_scores = [self._clause_scores(search, clause, pool) for clause in self.query.clauses]
+                ranked = rank.clause_select(ranked, clause_scores, settings.clause_coverage, settings.coverage_pool)
+            if settings.mmr_enabled:
+                ranked = rank.mmr(ranked, self._similarity, settings.mmr_lambda, settings.coverage_pool)
+            entry["candidates"] = len(ranked)
+            entry["top"] = [[candidate.key, round(candidate.final, 4)] for candidate in ranked[:3]]
+            entry["notes"] = {"variant": name, "vector": "stage B not built (recall.vector_enabled: false)"}
+        with self.trace.stage("pack") as entry:
+            cards = [self._card(candidate) for candidate in ranked[: request.top]]
+            budget = settings.budget_tokens if request.budget is None else (request.budget or None)
+            from memctl.recall.pack import pack
+
+            cards, facts = pack(cards, budget)
+            entry["candidates"] = len(cards)
+            entry["notes"] = facts
+        return cards
+
+    def _inside_window(self, candidate) -> bool:
+        """--since/--until hold for every result, graph additions included (stage A filtered its own)."""
+        seconds = candidate.timestamp
+        if seconds is None:
+            if candidate.raw_hit is not None:
+                seconds = _turn_seconds(candidate.raw_hit.turn)
+            elif candidate.type != RAW_PASSAGE:
+                from memctl.r2g.nodeindex import epoch_seconds
+
+                recency = self.recaller.nodes.props(candidate.key).get("recency")
+                seconds = epoch_seconds(recency) if isinstance(recency, str) else None
+            candidate.timestamp = seconds
+        request = self.request
+        return seconds is not None and (request.since is None or seconds >= request.since) and \
+            (request.until is None or seconds <= request.until)
+
+    def _clause_scores(self, search, clause: str, pool: list) -> dict:
+        wanted = {candidate.key for candidate in pool}
+        hits = search.search(clause, max(len(wanted) * 4, self.settings.seeds_top), self.request.since,
+                             self.request.until)
+        return {hit.key: hit.score for hit in hits if hit.key in wanted}
+
+    def _link_sources(self, candidates: list) -> None:
+        """source_episode of Fact/Preference candidates: the Episode they derive from (DERIVED_FROM)."""
+        derived = [candidate for candidate in candidates if candidate.type in ("Fact", "Preference")]
+        if not derived:
+            return
+        sources = self.recaller.graph_stage().episodes_of([candidate.key for candidate in derived])
+        for candidate in derived:
+            candidate.source_episode = sources.get(candidate.key)
+
+    def _similarity(self, first, second) -> float:
+        one = {word.casefold() for word in self.recaller.nodes.props(first.key).get("keywords") or ()} or \
+            set(first.terms)
+        two = {word.casefold() for word in self.recaller.nodes.props(second.key).get("keywords") or ()} or \
+            set(second.terms)
+        return len(one & two) / len(one | two) if one and two else 0.0
+
+    def _card(self, candidate) -> dict:
+        from memctl.recall.pack import card_refs, card_tokens
+
+        settings = self.settings
+        citations_reader = self.recaller.citations()
+        if candidate.type == RAW_PASSAGE:
+            hit = candidate.raw_hit
+            speaker = hit.turn.get("speaker")
+            title = " ".join(part for part in (hit.turn.get("source_id") or hit.raw_id, speaker) if part)
+            props, text = {}, hit.text
+        else:
+            props = self.recaller.nodes.props(candidate.key)
+            title, text = props.get("title") or "", props.get("text") or ""
+        citations = [citations_reader.cite(ref) for ref in card_refs(props, candidate.raw_hit, settings.max_citations)]
+        scores = {stage: round(candidate.scores.get(stage, 0.0), 6) for stage in ("bm25", "vec", "ppr", "weight")}
+        if "recency" in self.available:
+            scores["recency"] = round(candidate.recency, 6)
+        card = {"id": candidate.key, "type": candidate.type, "title": title, "text": text,
+                "score": round(candidate.final, 6), "scores": scores, "path": self._path(candidate),
+                "citations": citations}
+        if candidate.supports:
+            card["supports"] = [{"id": key, "type": self.recaller.nodes.type(key),
+                                 "title": self.recaller.nodes.props(key).get("title")} for key in candidate.supports]
+        card["tokens"] = card_tokens(card)
+        return card
+
+    def _path(self, candidate) -> list:
+        """The k=1 evidence path: the seed that brought the node in and the edge between them, or for a seed
+        itself the query words it matched."""
+        nodes = self.recaller.nodes
+        own = {"id": candidate.key, "type": candidate.type, "title": _title(nodes, candidate)}
+        if candidate.via is not None:
+            parent, edge_type, kind = candidate.via
+            return [{"id": parent, "type": nodes.type(parent), "title": nodes.props(parent).get("title")},
+                    {"edge": edge_type, "kind": kind}, own]
+        if candidate.raw_hit is not None and candidate.type == RAW_PASSAGE:
+            return [{**own, "matched": candidate.raw_hit.terms}]
+        return [{**own, "matched": list(candidate.terms)}]
+
+
+def _title(nodes, candidate) -> str | None:
+    if candidate.type == RAW_PASSAGE:
+        return candidate.raw_hit.turn.get("source_id") if candidate.raw_hit else None
+    return nodes.props(candidate.key).get("title")
+
+
+def _turn_seconds(turn: dict) -> float | None:
+    from memctl.r2g.nodeindex import epoch_seconds
+
+    return epoch_seconds(turn.get("ts"))
+
+
+def _turn_inside(turn: dict, since, until) -> bool:
+    if since is None and until is None:
+        return True
+    seconds = _turn_seconds(turn)
+    return seconds is not None and (since is None or seconds >= since) and (until is None or seconds <= until)
+
+
+def _aliases():
+    from memctl.r2g.lexicon import aliases
+
+    return aliases()

@@ -1,0 +1,285 @@
+"""Stage C (seed 001 §5.2, W4 step 2): graph expansion from the stage-A seeds.
+
+1. Reply hop: over TEMPORAL_NEXT edges that join two turns of one session by different speakers (edge props
+   same_session and speaker_change, written by R2G), s'(n) = s(n) + recall.reply_neighbor · max s(m) over n's
+   reply neighbours m; neighbours enter as candidates. A question's answer is very often the reply to the
+   turn that matches the question's words (LoCoMo dev: +0.016 Recall@10 over stage A alone, see RESULTS.md).
+2. k-hop expansion (k = recall.k_hop, or mvp_k_hop with --mvp) over the configured edge types, both
+   directions, at most recall.expand_max_nodes nodes, not through hubs (nodes with more than recall.hub_degree
+   such edges); then Personalized PageRank on that subgraph (the edges the expansion gathered, walked both
+   ways), restarting
+   at the best recall.ppr_seeds seeds in proportion to their scores (damping recall.ppr_damping, edge weight ×
+   graph.edge_weights of its type). The PPR score enters the ranking with λ_ppr.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.format import GRAPH_EDGE_TABLE
+
+TEMPORAL_NEXT = "TEMPORAL_NEXT"
+
+
+@dataclass
+class Expansion:
+    scores: dict  # key → score after the reply hop (stage-A scale)
+    ppr: dict = field(default_factory=dict)  # key → PPR score
+    via: dict = field(default_factory=dict)  # key → (parent key, edge type, direction) that brought it in
+    facts: dict = field(default_factory=dict)
+
+
+class GraphStage:
+    def __init__(self, store, graph, nodes, settings):
+        self.store = store
+        self.graph = graph
+        self.nodes = nodes
+        self.settings = settings
+        self.snapshot = graph.snapshot()
+        self.view = self.snapshot.view
+        self.edge_types = graph.type_ids("edge")
+        self._reply: dict = {}
+
+    def node_ids(self, keys: list) -> dict:
+        """key → internal id of the live nodes among `keys`."""
+        found = {}
+        for key in keys:
+            record = self.nodes.record(key)
+            if record is not None and record["id"] < self.view.node_count:
+                found[key] = int(record["id"])
+        return found
+
+    # --- reply hop --------------------------------------------------------------------------------------
+
+    def reply_hop(self, scores: dict, weight: float) -> tuple[dict, dict, dict]:
+        """(new scores, via, facts): every seed and reply neighbour scored s + weight · max s(neighbours)."""
+        type_id = self.edge_types.get(TEMPORAL_NEXT)
+        if not weight or type_id is None or not scores:
+            return dict(scores), {}, {"reply_edges": 0, "added": 0}
+        from engine.graph.traverse import gather
+
+        ids = self.node_ids(list(scores))
+        if not ids:
+            return dict(scores), {}, {"reply_edges": 0, "added": 0}
+        key_of = {node_id: key for key, node_id in ids.items()}
+        edges = gather(self.view, np.array(sorted(key_of), np.int64), "both", [type_id])
+        replies = self._reply_mask(edges.edge_id)
+        origin, neighbor = edges.origin[replies], edges.neighbor[replies]
+        neighbor_keys = dict(zip(neighbor.tolist(), self.snapshot.node_keys(neighbor)))
+        best: dict = {}  # key → (best neighbour score, neighbour key)
+        for source, target in zip(origin.tolist(), neighbor.tolist()):
+            source_key, target_key = key_of[source], neighbor_keys[target]
+            if target_key is None:
+                continue
+            score = scores[source_key]
+            if score > best.get(target_key, (0.0, None))[0]:
+                best[target_key] = (score, source_key)
+        updated = dict(scores)
+        via = {}
+        added = 0
+        for key, (score, source_key) in best.items():
+            if key not in updated:
+                updated[key] = 0.0
+                via[key] = (source_key, TEMPORAL_NEXT, "reply")
+                added += 1
+            updated[key] += weight * score
+        return updated, via, {"reply_edges": int(replies.sum()), "added": added}
+
+    def _reply_mask(self, edge_ids) -> np.ndarray:
+        mask = np.zeros(len(edge_ids), bool)
+        unknown = [index for index, edge_id in enumerate(edge_ids.tolist()) if edge_id not in self._reply]
+        if unknown:
+            keys = self.snapshot.edge_keys(edge_ids[unknown])
+            for index, key in zip(unknown, keys):
+                record = self.store.get(GRAPH_EDGE_TABLE, key) if key is not None else None
+                props = (record or {}).get("props") or {}
+                self._reply[int(edge_ids[index])] = bool(props.get("same_session") and props.get("speaker_change"))
+        for index, edge_id in enumerate(edge_ids.tolist()):
+            mask[index] = self._reply[edge_id]
+        return mask
+
+    # --- k-hop + PPR ------------------------------------------------------------------------------------
+
+    def expand(self, scores: dict, k: int, edge_type_names, added_types, added_limit: int):
+        """PPR over the k-hop subgraph of the best seeds: (PPR of the scored keys, [(key, PPR, type, via)] of
+        the best `added_limit` other nodes of `added_types`, facts). Keys are decoded only for those."""
+        from engine.graph import pagerank
+
+        type_ids = [self.edge_types[name] for name in edge_type_names if name in self.edge_types]
+        ids = self.node_ids([key for key, score in scores.items() if score > 0])
+        if not ids or k <= 0 or not type_ids:
+            return {}, [], {"subgraph": 0, "edge_types": list(edge_type_names)}
+        seed_keys = sorted(ids, key=lambda key: (-scores[key], key))[: self.settings.ppr_seeds]
+        seed_ids = np.array([ids[key] for key in seed_keys], np.int64)
+        reached = self.neighbourhood(seed_ids, k, type_ids, max(self.settings.expand_max_nodes, len(seed_ids)))
+        weights = pagerank.type_weights(self.edge_types, self.settings.edge_weights,
+                                        self.settings.default_edge_weight)
+        walk = _walk(reached, weights)
+        ranking = pagerank.power_iteration(walk, seed_ids, [max(scores[key], 0.0) for key in seed_keys],
+                                           self.settings.ppr_damping, self.settings.ppr_iterations, 0.0, "numpy")
+        rows = np.minimum(np.searchsorted(ranking.node, np.array(list(ids.values()), np.int64)),
+                          len(ranking.node) - 1)
+        ppr = {key: float(ranking.score[row]) for (key, node), row in zip(ids.items(), rows.tolist())
+               if ranking.node[row] == node}
+        added = self._additions(ranking, reached, set(ids.values()), added_types, added_limit)
+        return ppr, added, {"subgraph": int(len(reached)), "seeds": len(seed_keys), "k": k,
+                            "iterations": int(ranking.iterations), "edge_types": list(edge_type_names)}
+
+    def neighbourhood(self, seeds, k: int, type_ids: list, max_nodes: int) -> Neighbourhood:
+        """Nodes within k hops of `seeds` over `type_ids`, both directions, at most `max_nodes`.
+
+        Unlike engine.graph.traverse.khop, a node with more than recall.hub_degree such edges (a topic hub)
+        joins the subgraph but is not expanded through: one hub would otherwise pull thousands of unrelated
+        turns into hop 2, and sorting its edges costs more than the rest of the query. Each node keeps the
+        first edge found to it (the path shown as evidence), and when the hop would pass max_nodes the
+        strongest edges' nodes are kept."""
+        from engine.graph.traverse import gather
+
+        visited = np.zeros(self.view.node_count, bool)
+        visited[seeds] = True
+        parts = [(seeds, np.full(len(seeds), -1, np.int64), np.full(len(seeds), -1, np.int64),
+                  np.zeros(len(seeds), np.int64))]
+        frontier, total = seeds, len(seeds)
+        found = []
+        for hop in range(1, k + 1):
+            if not len(frontier) or total >= max_nodes:
+                break
+            edges = gather(self.view, frontier, "both", type_ids)
+            ordered = np.sort(frontier)
+            row = np.searchsorted(ordered, edges.origin)
+            expanded = (np.bincount(row, minlength=len(ordered)) <= self.settings.hub_degree)[row]
+            edges = edges.take(expanded)
+            found.append(edges)
+            keep = ~visited[edges.neighbor]
+            origin, neighbor, weight, edge_id = (edges.origin[keep], edges.neighbor[keep], edges.weight[keep],
+                                                 edges.edge_id[keep])
+            order = np.argsort(neighbor, kind="stable")
+            first = np.ones(len(order), bool)
+            first[1:] = neighbor[order][1:] != neighbor[order][:-1]
+            chosen = order[first]
+            room = max_nodes - total
+            if len(chosen) > room:
+                chosen = chosen[np.argsort(-weight[chosen], kind="stable")[:room]]
+            new = neighbor[chosen]
+            visited[new] = True
+            parts.append((new, origin[chosen], edge_id[chosen], np.full(len(new), hop, np.int64)))
+            frontier, total = new, total + len(new)
+        node, parent, edge, hops = (np.concatenate(column) for column in zip(*parts))
+        return Neighbourhood(node, hops, edge, parent, found)
+
+    def _additions(self, ranking, reached, known: set, added_types, limit: int) -> list:
+        node_types = self.graph.type_ids("node")
+        allowed = np.array([node_types[name] for name in added_types if name in node_types], np.int64)
+        if not limit or not len(allowed):
+            return []
+        wanted = np.zeros(int(max(allowed.max(), self.view.node_types.max(initial=0))) + 1, bool)
+        wanted[allowed] = True
+        usable = (ranking.score > 0) & wanted[self.view.node_types[ranking.node]]
+        candidates = np.flatnonzero(usable)
+        order = candidates[np.lexsort((ranking.node[candidates], -ranking.score[candidates]))]
+        chosen = [index for index in order.tolist() if int(ranking.node[index]) not in known][:limit]
+        if not chosen:
+            return []
+        nodes = ranking.node[chosen]
+        names = self.graph.type_names("node")
+        where = {node: index for index, node in enumerate(reached.node.tolist())}
+        rows = [where.get(node) for node in nodes.tolist()]
+        parents = self.snapshot.node_keys([reached.parent[row] if row is not None and reached.hop[row] > 0 else -1
+                                           for row in rows]) if rows else []
+        edges = self.snapshot.edge_keys([reached.edge_id[row] if row is not None and reached.hop[row] > 0 else -1
+                                         for row in rows]) if rows else []
+        added = []
+        for key, score, type_id, parent, edge in zip(self.snapshot.node_keys(nodes), ranking.score[chosen].tolist(),
+                                                     self.view.node_types[nodes].tolist(), parents, edges):
+            if key is None:
+                continue
+            via = (parent, _edge_type_of(edge), "hop") if parent is not None else None
+            added.append((key, float(score), names.get(int(type_id)), via))
+        return added
+
+    def episodes_of(self, keys: list) -> dict:
+        """key → the Episode each node derives from (its DERIVED_FROM edge to an Episode), when it has one."""
+        from engine.graph.traverse import gather
+
+        derived = self.edge_types.get("DERIVED_FROM")
+        episode = self.graph.type_ids("node").get("Episode")
+        ids = self.node_ids(keys)
+        if derived is None or episode is None or not ids:
+            return {}
+        key_of = {node_id: key for key, node_id in ids.items()}
+        edges = gather(self.view, np.array(sorted(key_of), np.int64), "out", [derived])
+        keep = self.view.node_types[edges.neighbor] == episode
+        origin, target = edges.origin[keep], edges.neighbor[keep]
+        found = {}
+        for source, key in zip(origin.tolist(), self.snapshot.node_keys(target)):
+            if key is not None:
+                found.setdefault(key_of[source], key)
+        return found
+
+
+@dataclass
+class Neighbourhood:
+    """Like engine.graph.traverse.Reached: seeds first (hop 0, edge and parent -1)."""
+
+    node: np.ndarray
+    hop: np.ndarray
+    edge_id: np.ndarray
+    parent: np.ndarray
+    edges: list = field(default_factory=list)  # the EdgeSets gathered from each expanded frontier
+
+    def __len__(self) -> int:
+        return len(self.node)
+
+
+def _walk(reached: Neighbourhood, type_weights: np.ndarray):
+    """The PPR walk over the subgraph, built from the edges the expansion already gathered: every edge between
+    two subgraph nodes that an expanded node holds, once, walked both ways (what pagerank.transition with
+    direction "both" gives, without gathering a hub's thousands of edges a second time)."""
+    from engine.graph.pagerank import Transition
+
+    node = np.sort(reached.node)
+    if reached.edges:
+        origin = np.concatenate([edges.origin for edges in reached.edges])
+        neighbor = np.concatenate([edges.neighbor for edges in reached.edges])
+        weight = np.concatenate([edges.weight for edges in reached.edges]).astype(np.float64)
+        weight *= type_weights[np.concatenate([edges.edge_type for edges in reached.edges])]
+        edge_id = np.concatenate([edges.edge_id for edges in reached.edges])
+        inside = _members(node, neighbor) & (weight > 0)
+        origin, neighbor, weight, edge_id = origin[inside], neighbor[inside], weight[inside], edge_id[inside]
+        order = np.argsort(edge_id, kind="stable")
+        once = np.ones(len(order), bool)
+        once[1:] = edge_id[order][1:] != edge_id[order][:-1]
+        chosen = order[once]
+        source = np.searchsorted(node, np.concatenate([origin[chosen], neighbor[chosen]]))
+        target = np.searchsorted(node, np.concatenate([neighbor[chosen], origin[chosen]]))
+        weight = np.concatenate([weight[chosen], weight[chosen]])
+    else:
+        source = target = np.zeros(0, np.int64)
+        weight = np.zeros(0)
+    out_weight = np.bincount(source, weights=weight, minlength=len(node))
+    dangling = out_weight == 0
+    inverse = np.divide(1.0, out_weight, out=np.zeros(len(node)), where=~dangling)
+    return Transition(node, source, target, weight, inverse, np.flatnonzero(dangling))
+
+
+def _members(sorted_values: np.ndarray, probes: np.ndarray) -> np.ndarray:
+    """Which probes occur in `sorted_values` (binary search; np.isin would import numpy.ma)."""
+    if not len(sorted_values):
+        return np.zeros(len(probes), bool)
+    places = np.minimum(np.searchsorted(sorted_values, probes), len(sorted_values) - 1)
+    return sorted_values[places] == probes
+
+
+def _edge_type_of(edge_key: str | None) -> str | None:
+    """The type named in a default edge key ["src","TYPE","dst"]; None for custom keys."""
+    if not edge_key or not edge_key.startswith("["):
+        return None
+    import json
+
+    try:
+        parts = json.loads(edge_key)
+    except ValueError:
+        return None
+    return parts[1] if isinstance(parts, list) and len(parts) == 3 else None
