@@ -1,10 +1,12 @@
 """A small store with known contents, and a way to read any store whole: the oracle of damage tests.
 
-`build` writes batches, flushes some of them into segments and leaves the rest in the WAL, recording the
-model after every batch, so a test that damages a file knows every answer a correct store may give.
-`fingerprint` reads every record of every table (whatever tables the store has) and its counters;
-`files_by_kind` groups a store's files as damage tests address them: "wal", "segment:<kind>" for each
-segment kind its MANIFEST names (records today, text and graph kinds later), "manifest" and "current".
+`build` writes batches (plain records, text documents, graph nodes and edges), flushes some of them into
+segments and leaves the rest in the WAL, recording the store's answers after every batch (checked against
+the workload model), so a test that damages a file knows every answer a correct store may give.
+`fingerprint` reads every record of every table (whatever tables the store has), its counters, and what the
+derived kinds serve (text search, graph neighbours and k-hop); `files_by_kind` groups a store's files as
+damage tests address them: "wal", "segment:<kind>" for each segment kind its MANIFEST names (records,
+text.postings, graph.csr), "manifest" and "current".
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from engine.format import (
     WAL_TYPE_FULL,
     WAL_TYPE_LAST,
 )
-from engine.testing.workload import COUNTERS, Model, apply_to_store, batch_operations
+from engine.testing.derived import DERIVED_COUNTERS, light, read_graph, read_text
+from engine.testing.workload import COUNTERS, TABLES, Model, apply_to_store, batch_operations, describe_difference
 
 _record_header = struct.Struct(WAL_RECORD_HEADER_FORMAT)
 
@@ -35,7 +38,7 @@ class Reference:
     path: str
     seed: int
     flushed: int  # batches folded into segments
-    states: list = field(default_factory=list)  # states[n] = the model state after n batches
+    states: list = field(default_factory=list)  # states[n] = the fingerprint after n batches
     model: Model = field(default_factory=Model)  # after the last batch
 
     def final(self) -> dict:
@@ -45,21 +48,23 @@ class Reference:
 def build(path: str, seed: int, flushed: int = 10, tail: int = 6, big_tail: bool = False,
           compact: bool = True) -> Reference:
     """Batches 1..flushed go into segments (a flush halfway, then a compaction, or a second flush without
-    `compact`), the next `tail` stay in the WAL; `big_tail` makes the second-to-last tail batch span several WAL blocks."""
+    `compact`), the next `tail` stay in the WAL; `big_tail` makes the second-to-last tail batch span several WAL blocks.
+    Every batch writes text documents and graph changes, so every flush writes a segment of each kind."""
     from engine.store import Store
 
     model = Model()
-    reference = Reference(os.path.abspath(path), seed, flushed, [model.state()])
+    reference = Reference(os.path.abspath(path), seed, flushed)
     store = Store.open(path, writable=True, holder="reference")
     try:
+        reference.states.append(fingerprint(store))
         for number in range(1, flushed + tail + 1):
-            operations = [operation for operation in batch_operations(seed, number, big_values=False)
+            operations = [operation for operation in batch_operations(seed, number, big_values=False, dense=True)
                           if not operation[0].startswith("raw_")]
             if big_tail and number == flushed + tail - 1:
                 operations.append(("put", "test.doc", "big", bytes(range(256)) * (3 * WAL_BLOCK_SIZE // 256)))
             apply_to_store(store, operations)
             model.apply(operations, number)
-            reference.states.append(model.state())
+            reference.states.append(_agreeing(store, fingerprint(store), model, number))
             if number == flushed // 2:
                 store.flush()
             elif number == flushed:
@@ -70,24 +75,57 @@ def build(path: str, seed: int, flushed: int = 10, tail: int = 6, big_tail: bool
     return reference
 
 
-def fingerprint(store) -> dict:
-    """Every record of every table the store knows, and every counter: what a correct store answers."""
+def _agreeing(store, found: dict, model: Model, number: int) -> dict:
+    """`found` (a fingerprint), after checking it holds what the workload model predicts: the reference
+    store is the oracle of every damage test, so it must be right before anything is damaged."""
+    expected = model.state()
+    observed = {"records": {key: value for key, value in found["records"].items() if key[0] in TABLES},
+                "counters": {name: found["counters"].get(name, 0) for name in expected["counters"]},
+                "raw": expected["raw"], "text": read_text(store), "graph": read_graph(store)}
+    if observed != expected:
+        raise AssertionError(f"the reference store disagrees with the model after batch {number}:\n"
+                             f"{describe_difference(expected, observed)}")
+    return found
+
+
+def fingerprint(store, into: dict | None = None, light: bool = False) -> dict:
+    """Every record of every table the store knows, every counter, and the answers of the text and graph
+    kinds: what a correct store answers. Filled into `into` as it is read, so that a caller whose read
+    failed part-way knows what was served before the failure. `light`: fewer derived answers (what
+    `light_fingerprint` keeps of a full one)."""
+    found = {} if into is None else into
     tables = set(store.tables)
     for segment in store.records:
         tables.update(segment.tables)
-    records = {}
+    found["records"] = records = {}
     for table in sorted(tables):
         for key, value in store.scan(table):
             records[(table, key)] = value
             if store.get(table, key) != value:
                 raise AssertionError(f"get({table!r}, {key!r}) disagrees with scan")
-    counters = {name: store.counter(name) for name in set(store.counters) | set(COUNTERS)}
-    return {"records": records, "counters": counters}
+    found["counters"] = {name: store.counter(name)
+                         for name in set(store.counters) | set(COUNTERS) | set(DERIVED_COUNTERS)}
+    # The documents, nodes and edges are records, read above: only what the kinds' segments serve remains.
+    read_text(store, found.setdefault("text", {}), light, records=False)
+    read_graph(store, found.setdefault("graph", {}), light, records=False)
+    return found
 
 
-def as_fingerprint(state: dict) -> dict:
-    """A workload model state in fingerprint form (the two differ only in zero counters never allocated)."""
-    return {"records": dict(state["records"]), "counters": dict(state["counters"])}
+def light_fingerprint(full: dict) -> dict:
+    text, graph = light(full["text"], full["graph"])
+    return {**full, "text": text, "graph": graph}
+
+
+def served_part_of(served: dict, full: dict) -> bool:
+    """Whether every answer in `served` (a fingerprint cut short by an error) is the same in `full`."""
+    for section, answers in served.items():
+        expected = full.get(section, {})
+        if section in ("text", "graph"):
+            if not all(served_part_of({part: found}, expected) for part, found in answers.items()):
+                return False
+        elif any(key not in expected or expected[key] != value for key, value in answers.items()):
+            return False
+    return True
 
 
 def files_by_kind(path: str) -> dict:

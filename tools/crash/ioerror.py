@@ -152,7 +152,7 @@ class Trial:
 
 
 def run_case(scratch: str, template: str, model: Model, seed: int, operation: str, kind: str, error: int,
-             persistent: bool, nth: int) -> tuple[bool, str]:
+             persistent: bool, nth: int, verdicts: dict | None = None) -> tuple[bool, str]:
     """(an injected error was met, problem or '')."""
     trial = Trial(scratch, template, model, seed, operation)
     trial.prepare()
@@ -177,16 +177,16 @@ def run_case(scratch: str, template: str, model: Model, seed: int, operation: st
     if raised is not None and not met:
         return False, f"raised {raised!r} with no injected error"
     if not problem:
-        problem = _verify(trial, fault)
+        problem = _verify(trial, fault, verdicts)
     return met, problem
 
 
-def _verify(trial: Trial, fault) -> str:
+def _verify(trial: Trial, fault, verdicts: dict | None) -> str:
     try:
-        verify_alternatives(trial.store_path, trial.allowed)
         power_cut = os.path.join(trial.root, "after-power-cut")
         fault.materialise("drop", into=power_cut)
-        verify_alternatives(os.path.join(power_cut, "store"), trial.allowed)
+        verify_alternatives(trial.store_path, trial.allowed, verdicts=verdicts)
+        verify_alternatives(os.path.join(power_cut, "store"), trial.allowed, verdicts=verdicts)
     except Exception as error:  # reported with its case by the caller
         return describe_error(error)
     return ""
@@ -196,6 +196,7 @@ def run(seed: int, limit: int = 60, only: str | None = None, enforce_known: bool
         log=log) -> Failures:
     failures = Failures("ioerror.py", seed, log, known=KNOWN_ISSUES, enforce_known=enforce_known)
     scratch = scratch_directory("ioerror")
+    verdicts: dict = {}  # trial stores are thrown away: identical ones are verified once
     try:
         template, model = templates(scratch, seed)
         for operation in OPERATIONS:
@@ -210,7 +211,7 @@ def run(seed: int, limit: int = 60, only: str | None = None, enforce_known: bool
                                 continue
                             failures.cases += 1
                             met, problem = run_case(scratch, template, model, seed, operation, kind, error,
-                                                    persistent, nth)
+                                                    persistent, nth, verdicts)
                             if problem:
                                 failures.add(case, problem)
                             if not met:

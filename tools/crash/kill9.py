@@ -26,7 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_directory  # noqa: E402
 
-from engine.testing import crashchild  # noqa: E402
+from engine.testing import crashchild, derived  # noqa: E402
 from engine.testing.workload import Progress, verify_recovery  # noqa: E402
 
 CHILD_BATCHES = 100_000  # more than any child lives to write
@@ -76,6 +76,7 @@ def run(seed: int, count: int, min_delay: float = 0.002, max_delay: float = 0.2,
     scratch = scratch_directory("kill9")
     store = os.path.join(scratch, "store")
     progress = Progress(seed)
+    derived.warm_up()  # forked children inherit jieba's dictionary instead of dying while they load it
     try:
         log(f"kill9.py: seed {seed}: {count} kills, delays {min_delay * 1000:.0f}-{max_delay * 1000:.0f} ms")
         for kill in range(1, count + 1):

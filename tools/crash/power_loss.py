@@ -86,6 +86,7 @@ def run(seed: int, count: int, variants=faultfs.VARIANTS, batches: int = 40, dra
         log=log) -> Failures:
     failures = Failures("power_loss.py", seed, log)
     scratch = scratch_directory("power-loss")
+    verdicts: dict = {}  # damaged disks are thrown away: identical ones are verified once
     try:
         fault, _progress = run_workload(os.path.join(scratch, "dry"), seed, batches, None, ops_class)
         points = crash_points(fault.log, count, random.Random(seed))
@@ -107,7 +108,7 @@ def run(seed: int, count: int, variants=faultfs.VARIANTS, batches: int = 40, dra
                         if double and point % 2 == 0:
                             damaged = crash_recovery(damaged, seed + point + draw, damaged + "-recovery")
                         verify_recovery(os.path.join(damaged, STORE), progress.model, progress.pending,
-                                        progress.pending_number)
+                                        progress.pending_number, verdicts=verdicts)
                     except Exception as error:  # reported with its case; the sweep goes on
                         failures.add(case, f"crash before {fault.describe(point)}: " + describe_error(error))
             shutil.rmtree(root, ignore_errors=True)
