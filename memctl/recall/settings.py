@@ -1,88 +1,65 @@
 """The `recall` settings as one frozen object, read once per Recaller from the configuration.
 
-Every default lives in memctl.config.DEFAULTS["recall"]; RECALL_DEFAULTS repeats the keys this package added
-after that file was written, so an older configuration module (or a test's partial one) still works.
+Every default lives in memctl.config.DEFAULTS (sections recall, weights, graph); `from_config(None)` reads them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-RECALL_DEFAULTS = {
-    "field_weights": {"title": 0.0, "text": 0.0, "keywords": 0.0, "entities": 0.0, "turn": 1.0, "speaker": 1.0,
-                      "date": 1.0, "caption": 1.0, "context": 0.3},
-    "result_types": ["Episode", "Fact", "Preference", "Concept"],
-    "expand_result_types": ["Episode"],
-    "graph_only_lambda": {"bm25": 0.5, "vec": 0.0, "ppr": 0.2, "weight": 0.3, "recency": 0.0},
-    "speaker_prior": 1.0,
-    "reply_neighbor": 0.3,
-    "reply_seeds": 100,
-    "clause_coverage": 0.3,
-    "coverage_pool": 50,
-    "question_stopwords": True,
-    "drop_single_cjk": True,
-    "ppr_seeds": 20,
-    "expand_max_nodes": 2000,
-    "hub_degree": 256,
-    "time_boost": 0.0,
-    "mmr_enabled": False,
-    "max_citations": 3,
-}
-RAW_DEFAULTS = {"hot_chunks": 8, "passage_tokens": 96}
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class RecallSettings:
-    k_hop: int = 2
-    mvp_k_hop: int = 1
-    use_node_index: bool = True
-    vector_enabled: bool = False
-    seeds_top: int = 200
-    budget_tokens: int = 2000
-    mmr_lambda: float = 0.7
-    mmr_enabled: bool = False
-    lambdas: dict = field(default_factory=lambda: {"bm25": 0.7, "vec": 0.0, "ppr": 0.3, "weight": 0.0})
-    mvp_lambdas: dict = field(default_factory=lambda: {"bm25": 1.0, "recency": 0.0})
-    graph_only_lambdas: dict = field(default_factory=lambda: dict(RECALL_DEFAULTS["graph_only_lambda"]))
-    expand_edge_types: tuple = ("ABOUT", "SUPPORTS", "CONTRADICTS", "TEMPORAL_NEXT")
-    mvp_expand_edge_types: tuple = ("ABOUT", "SUPPORTS", "TEMPORAL_NEXT")
-    ppr_damping: float = 0.6
-    ppr_iterations: int = 20
-    ppr_seeds: int = 20
-    expand_max_nodes: int = 2000
-    hub_degree: int = 256
-    field_weights: dict = field(default_factory=lambda: dict(RECALL_DEFAULTS["field_weights"]))
-    result_types: tuple = tuple(RECALL_DEFAULTS["result_types"])
-    expand_result_types: tuple = tuple(RECALL_DEFAULTS["expand_result_types"])
-    speaker_prior: float = 1.0
-    reply_neighbor: float = 0.3
-    reply_seeds: int = 100
-    clause_coverage: float = 0.3
-    coverage_pool: int = 50
-    question_stopwords: bool = True
-    drop_single_cjk: bool = True
-    time_boost: float = 0.0
-    max_citations: int = 3
-    raw_enabled: bool = True
-    raw_low_coverage_topn: int = 10
-    raw_low_concentration: float = 0.6
-    raw_pattern_tokens: tuple = ("hex", "uuid", "url", "path", "code", "error_code")
-    raw_top: int = 100
-    raw_hot_chunks: int = 8
-    raw_passage_tokens: int = 96
-    edge_weights: dict = field(default_factory=lambda: {"ABOUT": 1.0, "SUPPORTS": 0.8, "SIMILAR_TO": 0.5,
-                                                        "TEMPORAL_NEXT": 0.3})
-    default_edge_weight: float = 0.5
-    weights: dict = field(default_factory=lambda: {"alpha": 0.35, "beta": 0.15, "gamma": 0.3, "delta": 0.1,
-                                                   "epsilon": 0.1, "zeta": 0.1})
-    tau_days: dict = field(default_factory=lambda: {"Episode": 14, "Fact": 90, "Concept": 180})
+    k_hop: int
+    mvp_k_hop: int
+    use_node_index: bool
+    vector_enabled: bool
+    seeds_top: int
+    budget_tokens: int
+    mmr_lambda: float
+    mmr_enabled: bool
+    lambdas: dict
+    mvp_lambdas: dict
+    graph_only_lambdas: dict
+    expand_edge_types: tuple
+    mvp_expand_edge_types: tuple
+    ppr_damping: float
+    ppr_iterations: int
+    ppr_seeds: int
+    expand_max_nodes: int
+    hub_degree: int
+    field_weights: dict
+    result_types: tuple
+    expand_result_types: tuple
+    speaker_prior: float
+    reply_neighbor: float
+    reply_seeds: int
+    clause_coverage: float
+    coverage_pool: int
+    question_stopwords: bool
+    drop_single_cjk: bool
+    time_boost: float
+    max_citations: int
+    raw_enabled: bool
+    raw_low_coverage_topn: int
+    raw_low_concentration: float
+    raw_pattern_tokens: tuple
+    raw_top: int
+    raw_hot_chunks: int
+    raw_passage_tokens: int
+    edge_weights: dict
+    default_edge_weight: float
+    weights: dict
+    tau_days: dict
 
     @classmethod
     def from_config(cls, config) -> "RecallSettings":
         if config is None:
-            return cls()
-        recall = {**RECALL_DEFAULTS, **config.section("recall")}
-        raw = {**RAW_DEFAULTS, **recall.get("raw", {})}
+            from memctl.config import load
+
+            config = load()
+        recall = config.section("recall")
+        raw = recall["raw"]
         weights = config.section("weights")
         graph = config.section("graph")
         return cls(
