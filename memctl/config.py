@@ -23,12 +23,14 @@ DEFAULTS: dict = {
         "seeds_top": 200,
         "budget_tokens": 2000,
         "mmr_lambda": 0.7,
-        # λ measured (tools/eval_locomo.py on LoCoMo and MemDaily dev, RESULTS.md), not appendix A's 0.2/0.4/0.3/0.1
-        # ("需 A/B 调参"): without vectors those renormalise to BM25 0.33 / PPR 0.5 / weight 0.17, which puts topic
-        # hubs and recent nodes above the turns that hold the answer (LoCoMo dev Recall@10 0.74 instead of 0.78,
-        # MemDaily Recall@5 below plain BM25). PPR at 0.05 orders the graph's additions (neighbours, SIMILAR_TO
-        # turns) below every keyword match; weight and recency at 0: LoCoMo's and MemDaily's answers are as often
-        # old as recent (recency 0.05 already cost 0.005 / 0.045).
+        # λ measured with tools/eval_locomo.py on LoCoMo and MemDaily dev (ablations in tools/bench/RESULTS.md),
+        # not appendix A's 0.2/0.4/0.3/0.1 ("需 A/B 调参"): without vectors those renormalise to BM25 0.33 /
+        # PPR 0.5 / weight 0.17, which lifts graph neighbours and recent nodes above the turns that hold the
+        # answer (LoCoMo Recall@10 0.768 instead of 0.779; MemDaily Recall@5 0.841, below plain BM25's 0.876).
+        # PPR at 0.05 only orders what the graph adds (reply/temporal neighbours, SIMILAR_TO turns) after the
+        # keyword matches: worth +0.05 Recall@5 on MemDaily, neutral on LoCoMo (0.01-0.1 give the same). Weight
+        # and recency at 0: the answers are as often old as recent (recency 0.05: -0.015 MemDaily Recall@5).
+        # The same for --mvp, whose seed formula 0.7·BM25 + 0.3·recency loses 0.1 Recall@5 on MemDaily.
         "lambda": {"bm25": 0.95, "vec": 0.0, "ppr": 0.05, "weight": 0.0, "recency": 0.0},
         "mvp_lambda": {"bm25": 0.95, "vec": 0.0, "ppr": 0.05, "weight": 0.0, "recency": 0.0},
         "ann_top": {"Episode": 200, "Fact": 150, "Concept": 100},
@@ -47,7 +49,16 @@ DEFAULTS: dict = {
             "hot_chunks": 8,
             "passage_tokens": 96,
         },
-        # memctl/recall: measured on LoCoMo / MemDaily dev (tools/eval_locomo.py, tools/bench/RESULTS.md).
+        # memctl/recall, measured on LoCoMo / MemDaily dev (tools/eval_locomo.py; ablations in RESULTS.md):
+        # field_weights: the turn's own words, speaker, date and caption at 1, the reply context at 0.3; the
+        #   summary fields at 0 (BM25+'s δ still counts a match there); weighting them costs 0.008 Recall@10.
+        # result_types: Concepts are seeds and hubs, not default results (MemDaily NDCG@10 -0.019 with them).
+        # speaker_prior (×2 when the query names the turn's speaker): LoCoMo +0.016 Recall@10, +0.05 NDCG@10.
+        # reply_neighbor (+0.3·best reply neighbour): LoCoMo +0.013 Recall@10. clause_coverage 0.3: MemDaily
+        #   +0.025 Recall@5. SIMILAR_TO in the expansion: MemDaily +0.006 Recall@5. MMR: -0.006 / -0.054.
+        # hub_degree: nodes with more such edges join the subgraph but are not expanded through.
+        # graph_only_lambda: without the NodeIndex (W4) the boolean filter's match share stands for BM25 and
+        #   weight(node) (recency included) ranks too, as W4 says: 仅用近因/权重排序.
         "field_weights": {"title": 0.0, "text": 0.0, "keywords": 0.0, "entities": 0.0, "turn": 1.0,
                           "speaker": 1.0, "date": 1.0, "caption": 1.0, "context": 0.3},
         "result_types": ["Episode", "Fact", "Preference"],

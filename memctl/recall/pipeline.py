@@ -24,7 +24,7 @@ from memctl.recall.trace import Trace, top_scores
 
 RAW_PASSAGE = "RawPassage"
 EPISODE = "Episode"
-CITED_SEEDS = 3  # chunks of this many best node hits join the raw fallback's hot set
+CITED_SEEDS = 1  # the chunks the best node hit cites join the raw fallback's hot set
 PPR_ONLY_CANDIDATES = 50
 NO_GRAPH_CHUNK_FACTOR = 8  # without a graph the raw fallback is the only path: it searches more chunks
 RAW_MERGE_WEIGHT = 0.5  # a raw passage match counts half as much as a node match of the same strength
@@ -208,6 +208,7 @@ class _Run:
         self._query_stage(graph_ready)
         seeds = self._stage_a(search, graph_ready)
         raw_hits = self._raw_stage(seeds, search, graph_ready)
+        self._stage_b()
         self._collect(seeds, raw_hits, graph_ready)
         if graph_ready and self.candidates:
             self._stage_c()
@@ -288,6 +289,12 @@ class _Run:
         self.keyword_source = self.keyword_source or "R"
         return hits
 
+    def _stage_b(self) -> None:
+        """Stage B (vector ANN) is the HNSW issue's: until a vector index exists its λ is dropped and the rest
+        renormalised, the §18 rows "Embedding 不可用" / "向量索引未就绪/关闭" (variant A→C)."""
+        if self.settings.vector_enabled:
+            self.trace.fallback("no_vectors", "recall.vector_enabled is true but the store has no vector index yet")
+
     def _collect(self, seeds: list, raw_hits: list, graph_ready: bool) -> None:
         from memctl.model import episode_id
 
@@ -361,10 +368,12 @@ class _Run:
     # --- ranking and packing ------------------------------------------------------------------------------
 
     def _lambdas(self) -> dict:
-        if self.request.mvp:
-            return dict(self.settings.mvp_lambdas)
+        """Without the NodeIndex the seed's graph-only rule ranks by weight too (W4: 仅用近因/权重排序), --mvp or
+        not; otherwise --mvp's λ, else recall.lambda."""
         if self.request.graph_only or not self.settings.use_node_index or self.recaller.search() is None:
             return dict(self.settings.graph_only_lambdas)
+        if self.request.mvp:
+            return dict(self.settings.mvp_lambdas)
         return dict(self.settings.lambdas)
 
     def _result_types(self) -> tuple:

@@ -111,14 +111,17 @@ def pattern_tokens(text: str) -> dict:
 def time_constraints(text: str, reference: float, language: str) -> list:
     if not _MAY_HOLD_TIME.search(text):
         return []
+    constraints = _relative_months(text, reference)
     from datetime import datetime, timedelta, timezone
 
     from memctl.r2g.linking import time_interval
     from memctl.r2g.timenorm import find_times
 
     moment = datetime.fromtimestamp(reference, timezone.utc).replace(tzinfo=None)
-    constraints = []
+    taken = {constraint.expression.casefold() for constraint in constraints}
     for expression in find_times(text, moment.isoformat(timespec="seconds"), language):
+        if any(expression.expression.casefold() in seen for seen in taken):
+            continue
         constraint = TimeConstraint(expression.expression, expression.value, expression.granularity)
         if expression.value and expression.granularity != "unspecified":
             try:
@@ -131,6 +134,32 @@ def time_constraints(text: str, reference: float, language: str) -> list:
                 constraint.start, constraint.end = begin.timestamp(), finish.timestamp() - 1e-6
         constraints.append(constraint)
     return constraints
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_RELATIVE_MONTH = re.compile(rf"\b(last|this|next)\s+({'|'.join(_MONTHS)})\b", re.IGNORECASE)
+
+
+def _relative_months(text: str, reference: float) -> list:
+    """"last May", "this June", "next March": the timenorm rules leave a bare "May" alone (the modal verb), so
+    recall reads these itself. last = the latest such month before the reference month; next = the first after."""
+    from datetime import datetime, timezone
+
+    now = datetime.fromtimestamp(reference, timezone.utc)
+    found = []
+    for match in _RELATIVE_MONTH.finditer(text):
+        which, month = match.group(1).lower(), _MONTHS.index(match.group(2).lower()) + 1
+        year = now.year
+        if which == "last" and month >= now.month:
+            year -= 1
+        elif which == "next" and month <= now.month:
+            year += 1
+        start = datetime(year, month, 1, tzinfo=timezone.utc)
+        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=timezone.utc)
+        found.append(TimeConstraint(match.group(), f"{year}-{month:02d}", "month", start.timestamp(),
+                                    end.timestamp() - 1e-6))
+    return found
 
 
 def is_single_cjk(term: str) -> bool:

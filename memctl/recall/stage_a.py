@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 from memctl.recall.query import is_single_cjk
 
-INDEXED_TYPES = ("Episode", "Fact", "Preference", "Concept")
 PRIOR_MARGIN = 50  # hits fetched beyond seeds_top, which the speaker prior may lift into the seeds
 
 

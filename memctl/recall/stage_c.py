@@ -1,7 +1,8 @@
 """Stage C (seed 001 §5.2, W4 step 2): graph expansion from the stage-A seeds.
 
-1. Reply hop: over TEMPORAL_NEXT edges that join two turns of one session by different speakers (edge props
-   same_session and speaker_change, written by R2G), s'(n) = s(n) + recall.reply_neighbor · max s(m) over n's
+1. Reply hop: over TEMPORAL_NEXT edges that join two turns of one session by different speakers (the
+   Episodes' session and speaker attributes, else the edge's same_session and speaker_change props, both written
+   by R2G), s'(n) = s(n) + recall.reply_neighbor · max s(m) over n's
    reply neighbours m; neighbours enter as candidates. A question's answer is very often the reply to the
    turn that matches the question's words (LoCoMo dev: +0.016 Recall@10 over stage A alone, see RESULTS.md).
 2. k-hop expansion (k = recall.k_hop, or mvp_k_hop with --mvp) over the configured edge types, both
@@ -21,14 +22,6 @@ import numpy as np
 from engine.format import GRAPH_EDGE_TABLE
 
 TEMPORAL_NEXT = "TEMPORAL_NEXT"
-
-
-@dataclass
-class Expansion:
-    scores: dict  # key → score after the reply hop (stage-A scale)
-    ppr: dict = field(default_factory=dict)  # key → PPR score
-    via: dict = field(default_factory=dict)  # key → (parent key, edge type, direction) that brought it in
-    facts: dict = field(default_factory=dict)
 
 
 class GraphStage:
@@ -65,14 +58,14 @@ class GraphStage:
             return dict(scores), {}, {"reply_edges": 0, "added": 0}
         key_of = {node_id: key for key, node_id in ids.items()}
         edges = gather(self.view, np.array(sorted(key_of), np.int64), "both", [type_id])
-        replies = self._reply_mask(edges.edge_id)
-        origin, neighbor = edges.origin[replies], edges.neighbor[replies]
-        neighbor_keys = dict(zip(neighbor.tolist(), self.snapshot.node_keys(neighbor)))
+        neighbor_keys = dict(zip(edges.neighbor.tolist(), self.snapshot.node_keys(edges.neighbor)))
         best: dict = {}  # key → (best neighbour score, neighbour key)
-        for source, target in zip(origin.tolist(), neighbor.tolist()):
+        replies = 0
+        for source, target, edge_id in zip(edges.origin.tolist(), edges.neighbor.tolist(), edges.edge_id.tolist()):
             source_key, target_key = key_of[source], neighbor_keys[target]
-            if target_key is None:
+            if target_key is None or not self._is_reply(source_key, target_key, edge_id):
                 continue
+            replies += 1
             score = scores[source_key]
             if score > best.get(target_key, (0.0, None))[0]:
                 best[target_key] = (score, source_key)
@@ -85,20 +78,22 @@ class GraphStage:
                 via[key] = (source_key, TEMPORAL_NEXT, "reply")
                 added += 1
             updated[key] += weight * score
-        return updated, via, {"reply_edges": int(replies.sum()), "added": added}
+        return updated, via, {"reply_edges": replies, "added": added}
 
-    def _reply_mask(self, edge_ids) -> np.ndarray:
-        mask = np.zeros(len(edge_ids), bool)
-        unknown = [index for index, edge_id in enumerate(edge_ids.tolist()) if edge_id not in self._reply]
-        if unknown:
-            keys = self.snapshot.edge_keys(edge_ids[unknown])
-            for index, key in zip(unknown, keys):
-                record = self.store.get(GRAPH_EDGE_TABLE, key) if key is not None else None
-                props = (record or {}).get("props") or {}
-                self._reply[int(edge_ids[index])] = bool(props.get("same_session") and props.get("speaker_change"))
-        for index, edge_id in enumerate(edge_ids.tolist()):
-            mask[index] = self._reply[edge_id]
-        return mask
+    def _is_reply(self, first: str, second: str, edge_id: int) -> bool:
+        """Same session, another speaker: from the Episodes' speaker and session attributes (R2G writes the
+        edge's same_session/speaker_change from the same values); from the edge's own props for nodes that lack
+        them (graphs imported from elsewhere)."""
+        one, two = self.nodes.props(first).get("attributes") or {}, self.nodes.props(second).get("attributes") or {}
+        if one.get("speaker") and two.get("speaker") and "session" in one and "session" in two:
+            return one["session"] == two["session"] and one["speaker"] != two["speaker"]
+        found = self._reply.get(edge_id)
+        if found is None:
+            [key] = self.snapshot.edge_keys([edge_id])
+            record = self.store.get(GRAPH_EDGE_TABLE, key) if key is not None else None
+            props = (record or {}).get("props") or {}
+            found = self._reply[edge_id] = bool(props.get("same_session") and props.get("speaker_change"))
+        return found
 
     # --- k-hop + PPR ------------------------------------------------------------------------------------
 

@@ -85,3 +85,18 @@ def test_episode_sources_of_facts(store):
         writer.add_node("f1", "Fact", {"title": "fact"})
         writer.add_edge("f1", "DERIVED_FROM", "e3")
     assert _stage(store).episodes_of(["f1", "e1"]) == {"f1": "e3"}
+
+
+def test_edge_props_decide_for_nodes_without_speaker_attributes(tmp_path):
+    store = Store.open(str(tmp_path / "bare"), writable=True)
+    graph = GraphStore(store)
+    with graph.batch() as writer:
+        for key in ("x1", "x2", "x3"):
+            writer.add_node(key, "Episode", {"title": key})
+        writer.add_edge("x1", "TEMPORAL_NEXT", "x2", properties={"same_session": True, "speaker_change": True})
+        writer.add_edge("x2", "TEMPORAL_NEXT", "x3", properties={"same_session": True, "speaker_change": False})
+    try:
+        stage = _stage(store)
+        assert stage.reply_hop({"x2": 1.0}, 0.5)[0] == {"x2": 1.0, "x1": 0.5}
+    finally:
+        store.close()

@@ -60,3 +60,14 @@ def test_single_cjk_terms_dropped_unless_nothing_else_is_left():
     assert tokenizer.parse_query("打开", vocabulary, "jieba").terms == ["打", "开"]
     kept = QueryTokenizer(Tokenizer(cjk="bigram"), drop_single_cjk=False)
     assert kept.parse_query("蓝牙打开", vocabulary, "jieba").terms == ["蓝牙", "打", "开"]
+
+
+def test_last_month_name_is_a_month_window():
+    [time] = build("What did she buy last May?", NOW).times  # NOW is 15 May 2024: last May is May 2023
+    assert (time.value, time.granularity) == ("2023-05", "month")
+    start, end = (datetime.fromtimestamp(value, timezone.utc) for value in (time.start, time.end))
+    assert (start.date().isoformat(), end.date().isoformat()) == ("2023-05-01", "2023-05-31")
+    [time] = build("plans for next March", NOW).times
+    assert time.value == "2025-03"
+    [time] = build("what happened last March", NOW).times
+    assert time.value == "2024-03"

@@ -38,6 +38,28 @@ SPEAKERS = ("用户", "助手")
 INDEXED = ("Episode", "Fact", "Preference", "Concept")
 TENANT = "default"
 
+# What any cold reader of this store pays before recall's own work: imports, opening the store, the first
+# record read, the first text search and the first graph gather (each verifies the CRC of whole columns).
+ENGINE_FLOOR = """
+import sys, time
+started = time.perf_counter()
+import numpy as np
+from engine.store import Store
+from engine.graph.api import GraphStore
+from engine.graph.traverse import gather
+from engine.text.tokenizer import Tokenizer
+store = Store.open(sys.argv[1], writable=False)
+opened = time.perf_counter()
+store.get("graph.node", "n0000001")
+record = time.perf_counter()
+store.kind("text").searcher(Tokenizer()).search("driver crash", 10)
+text = time.perf_counter()
+view = GraphStore(store).snapshot().view
+gather(view, np.arange(20, dtype=np.int64), "both")
+graph = time.perf_counter()
+print(opened - started, record - opened, text - record, graph - text)
+"""
+
 COLD_MODULES = """
 import runpy, sys
 sys.argv = ["memctl"] + sys.argv[1:]
@@ -223,7 +245,14 @@ def cold(home: Path, queries: list, runs: int, work: Path) -> dict:
                             "--q", queries[0], "--json"], capture_output=True, text=True, env=cached)
     heavy = next((line[6:] for line in probe.stderr.splitlines() if line.startswith("HEAVY ")), "?")
     bare = [_process([script, "--version"], cached)[0] for _ in range(5)]
-    return {"walls": walls, "cpus": cpus, "uncached": plain, "heavy": heavy, "bare": statistics.median(bare)}
+    floors = []
+    for _ in range(5):
+        probe = subprocess.run([sys.executable, "-c", ENGINE_FLOOR, str(home / "tenants" / TENANT)],
+                               capture_output=True, text=True, env=cached, cwd=str(ROOT))
+        floors.append([float(value) for value in probe.stdout.split()])
+    floor = [statistics.median(column) for column in zip(*floors)]
+    return {"walls": walls, "cpus": cpus, "uncached": plain, "heavy": heavy, "bare": statistics.median(bare),
+            "floor": floor}
 
 
 def _process(command: list, env: dict) -> tuple[float, float]:
@@ -302,6 +331,13 @@ def main(argv=None) -> int:
         "",
         f"Heavy modules a cold recall process loaded: {cold_result['heavy'] or 'none'} "
         "(numba and jieba must not appear).",
+        "",
+        "Engine floor of a cold reader of this store (medians of 5 processes, before any recall work): "
+        f"imports + Store.open {cold_result['floor'][0] * 1000:.0f} ms, first record read "
+        f"{cold_result['floor'][1] * 1000:.0f} ms, first text search {cold_result['floor'][2] * 1000:.0f} ms, "
+        f"first graph gather {cold_result['floor'][3] * 1000:.0f} ms. The first record read and the first uses "
+        "of graph and text columns verify the CRC of whole columns (the records segment's values column alone "
+        "is most of the store), which a cold `memctl recall` pays before ranking anything.",
     ])
     print(body)
     if options.write:
