@@ -3,9 +3,8 @@
 `observe` runs the sequence a user would: open a reader and read everything (records, counters, text
 search, graph traversals), `check_store`, open a writer (recovery) and read everything, open a reader and
 check again (when recovery changed a file; the same bytes give the same answers). Only the first read asks
-the derived kinds every question (unless `light`); the later ones read every record but only a light set of
-derived answers (one search, every node's neighbours): the derived answers are a function of the records
-and the segments, which the first read has already judged.
+the text and graph kinds their questions (and only when `derived_answers`): their answers are a function of
+the records and the segments, and every later read reads every record again over the same segments.
 Each step records the answers or the exception it raised, and with an exception the answers it had served
 before it, so a test can judge the whole story: detected (a typed error before any wrong answer, or a check
 problem naming the file), recovered (the answers of some allowed state), or wrong (anything else: other
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 
 from engine.errors import CorruptionError
 from engine.format import GC_LOCK_FILE, WRITER_LOCK_FILE
-from engine.testing.reference import fingerprint, light_fingerprint
+from engine.testing.reference import fingerprint, records_only
 
 _LOCKS = {WRITER_LOCK_FILE, GC_LOCK_FILE}
 
@@ -97,7 +96,7 @@ class Observation:
     check_after: list = field(default_factory=list)
     changed_by_failed_open: list = field(default_factory=list)  # files a refused writer open modified
     served: list = field(default_factory=list)  # per failed step: the answers it gave before its error
-    light: list = field(default_factory=lambda: [False, True, True])  # per step: a light read
+    derived: list = field(default_factory=lambda: [True, False, False])  # per step: derived answers read
 
     def steps(self) -> list:
         return [self.reader, self.writer, self.reader_after]
@@ -109,40 +108,40 @@ class Observation:
         return [step for step in self.steps() if not isinstance(step, BaseException)]
 
     def answered_as(self, allowed: list) -> bool:
-        """Whether every step that answered gave one of the `allowed` fingerprints (the writer's light
-        read compared with their light form)."""
-        for step, light in zip(self.steps(), self.light):
+        """Whether every step that answered gave one of the `allowed` fingerprints (compared without their
+        derived answers where the step did not read them)."""
+        for step, derived in zip(self.steps(), self.derived):
             if isinstance(step, BaseException):
                 continue
-            if step not in ([light_fingerprint(state) for state in allowed] if light else allowed):
+            if step not in (allowed if derived else [records_only(state) for state in allowed]):
                 return False
         return True
 
 
-def observe(path: str, seconds: float = 5.0, light: bool = False) -> Observation:
+def observe(path: str, seconds: float = 5.0, derived_answers: bool = True) -> Observation:
     from engine.check import check_store
 
-    observation = Observation(light=[light, True, True])
+    observation = Observation(derived=[derived_answers, False, False])
     with deadline(seconds):
-        observation.reader = _read(path, False, observation.served, light)
+        observation.reader = _read(path, False, observation.served, derived_answers)
         observation.check = check_store(path).problems
         before = snapshot(path)
-        observation.writer = _read(path, True, observation.served, light=True)
+        observation.writer = _read(path, True, observation.served, False)
         after = snapshot(path)
         changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
         if isinstance(observation.writer, CorruptionError):
             observation.changed_by_failed_open = changed
         if changed:
-            observation.reader_after = _read(path, False, observation.served, light=True)
+            observation.reader_after = _read(path, False, observation.served, False)
             observation.check_after = check_store(path).problems
         else:
             # The same bytes answer the same: only what recovery changed needs reading again.
             observation.reader_after, observation.check_after = observation.reader, observation.check
-            observation.light[2] = observation.light[0]
+            observation.derived[2] = observation.derived[0]
     return observation
 
 
-def _read(path: str, writable: bool, served: list, light: bool = False):
+def _read(path: str, writable: bool, served: list, derived_answers: bool):
     """A fingerprint, or the exception that cut it short (what it had served goes to `served`)."""
     from engine.store import Store
 
@@ -154,7 +153,7 @@ def _read(path: str, writable: bool, served: list, light: bool = False):
         return error
     answers: dict = {}
     try:
-        return fingerprint(store, answers, light)
+        return fingerprint(store, answers, derived_answers)
     except Hang:
         raise
     except Exception as error:

@@ -1,17 +1,19 @@
 """The derived kinds in the crash workload: text documents and a property graph (tests only).
 
 A batch may carry one `("text_add", [(key, document), …])`, one `("text_delete", key)` and one
-`("graph", [graph operations], clock)`, applied inside the same store batch as its plain records (TextIndex and
-GraphBatch both write into a caller's batch). The model keeps what the store must answer: documents
-{key: fields, type, ts, tags} and a graph {node key: type, props, id} / {edge key: ends, type, weight, id},
-and predicts every answer the derived kinds serve:
+`("graph", [graph operations], clock)`, applied inside the same store batch as its plain records
+(TextIndex.add_many and GraphBatch both write into a caller's batch). The model keeps what the store must
+hold: documents {key: fields, type, ts, tags} and a graph {node key: type, props, id} / {edge key: ends,
+type, weight, id}, and predicts every answer the derived kinds serve:
 
-    text   the documents as records hold them, and for a few fixed queries (English, Chinese, a phrase,
-           filters) the complete ranking and the top 3, checked against a fresh in-memory index built from
-           the model's documents (scores to 1e-6; keys of tied scores at the top-k cut may differ)
-    graph  live nodes and edges as records hold them, nodes by type, the neighbours of every node key (both
-           directions: the out and the in adjacency), and the 2-hop expansion in both directions from a few live nodes with the path edge and
-           parent that reached each node (the engine's rule: strongest edge, then lowest edge id)
+    text   the documents as records hold them, and for fixed queries (English and Chinese words, code
+           tokens, a phrase, type, tag and time filters) the complete ranking, and the top 3 of one of them,
+           as a fresh in-memory index built from the model's documents ranks them (scores to 1e-6; keys of
+           tied scores at a top-k cut may differ)
+    graph  live nodes and edges as records hold them, nodes by type, the neighbours of every node key in
+           both directions (the out and the in adjacency), and the 2-hop expansion in both directions from a
+           few live nodes with the path edge and parent that reached each node (the engine's rule:
+           strongest edge, then lowest edge id)
 
 Graph timestamps come from a clock that reads the batch number, so records are the same in every process.
 """
@@ -44,17 +46,16 @@ DOCUMENT_TYPES = ("note", "chat")
 TAGS = ("red", "blue")
 # Timestamps cycle so that the time-window query keeps selecting documents however long a run goes.
 TIME_CYCLE = 40
-# Together the queries read every column of a text segment: the first touches every term's postings, the
-# second the type and time columns, the third the positions (phrase) and tags.
+# Together the queries read every column of a text segment that holds a hit: the first asks for every
+# term's postings, the second reads the type and time columns, the third the positions (phrase) and tags.
 QUERIES = {
     "every word": (" ".join(WORDS), {}),
     "type and window": ("蓝牙 耳机 memory 日志 数据库 v2.3.1", {"types": ["note"], "since": 5.0, "until": 30.0}),
     "phrase and tag": ('"write ahead" journal 恢复 0x8007045d', {"tags": ["red"]}),
     "few words": ("memory 蓝牙 0x8007045d", {}),
 }
-LIGHT_QUERY = "few words"  # the one query of a light read
 TOP = 3
-TOP_QUERIES = ("every word",)  # also asked for their top TOP only (the other queries: every hit)
+TOP_QUERIES = ("few words",)  # also asked for their top TOP only (the other queries: every hit)
 ALL_HITS = len(TEXT_KEYS) + 1  # more than there can be documents: the complete ranking
 SCORE_TOLERANCE = 1e-6
 
@@ -307,39 +308,37 @@ def _rebuilt_search(documents: dict) -> dict:
 # --- reading a store ----------------------------------------------------------------------------------
 
 
-def read_text(store, into: dict | None = None, light: bool = False, records: bool = True) -> dict:
+def read_text(store, into: dict | None = None, records: bool = True) -> dict:
     """What the text kind serves, filled into `into` as it is read (a damage test keeps what was served
-    before an error). `light`: the statistics and the complete ranking of one query only; `records`: also
-    the documents as their records hold them."""
+    before an error); `records`: also the documents as their records hold them."""
     found = {} if into is None else into
-    if records and not light:
+    if records:
         found["documents"] = documents = {}
         for key, record in store.scan(TEXT_DOCUMENT_TABLE):
             documents[key] = {"fields": record.get("fields"), "type": record.get("type"), "ts": record.get("ts"),
                               "tags": list(record.get("tags", ()))}
     index = text_index(store)
     found["search"] = {}
-    _search_answers(index.search, found["search"], light)
+    _search_answers(index.search, found["search"])
     found["statistics"] = {"documents": index.statistics()["documents"]}
     return found
 
 
-def _search_answers(search, into: dict | None = None, light: bool = False) -> dict:
+def _search_answers(search, into: dict | None = None) -> dict:
     answers = {} if into is None else into
     for label, (query, filters) in QUERIES.items():
-        if light and label != LIGHT_QUERY:
-            continue
-        for top in (ALL_HITS, TOP) if label in TOP_QUERIES and not light else (ALL_HITS,):
+        for top in (ALL_HITS, TOP) if label in TOP_QUERIES else (ALL_HITS,):
             hits = search(query, top=top, **filters)
             answers[f"{label} top={top}"] = Ranking([(hit.key, hit.score, tuple(hit.terms)) for hit in hits], top)
     return answers
 
 
-def read_graph(store, into: dict | None = None, light: bool = False, records: bool = True) -> dict:
-    """What the graph kind serves (nodes by type, neighbours, k-hop), filled into `into` as it is read.
-    `light`: the neighbours only; `records`: also the live nodes and edges as their records hold them."""
+def read_graph(store, into: dict | None = None, records: bool = True) -> dict:
+    """What the graph kind serves (nodes by type, neighbours, k-hop), filled into `into` as it is read;
+    `records`: also the live nodes and edges as their records hold them."""
     from engine.errors import InputError
     from engine.graph.api import GraphStore
+    from engine.graph.traverse import DegreeCap
 
     found = {} if into is None else into
     names = {}
@@ -352,13 +351,12 @@ def read_graph(store, into: dict | None = None, light: bool = False, records: bo
         if not record.get("deleted"):
             nodes[key] = (names.get(("node", record["type"])), record.get("props", {}))
     graph = GraphStore(store)
-    if records and not light:
+    if records:
         found["nodes"] = nodes
         found["edges"] = {key: (keys.get(record["src"]), names.get(("edge", record["type"])), keys.get(record["dst"]),
                                 record["weight"])
                           for key, record in store.scan(GRAPH_EDGE_TABLE) if not record.get("deleted")}
-    if not light:
-        found["by_type"] = {name: sorted(graph.nodes_of_type(name), key=_none_first) for name in NODE_TYPES}
+    found["by_type"] = {name: sorted(graph.nodes_of_type(name), key=_none_first) for name in NODE_TYPES}
     found["neighbors"] = neighbors = {}
     for key in _probes(nodes):
         try:
@@ -367,12 +365,13 @@ def read_graph(store, into: dict | None = None, light: bool = False, records: bo
             neighbors[key] = None
             continue
         neighbors[key] = sorted(((row["key"], row["edge"], row["type"], row["weight"]) for row in rows), key=repr)
-    if light:
-        return found
     found["khop"] = khop = {}
+    # A degree cap no node reaches changes no answer, but makes the walk read the edge time column too
+    # (a node has at most two edges of a type, default and custom key, to and from each node).
+    cap = DegreeCap({name: 4 * len(NODE_KEYS) for name in EDGE_TYPES}, now=0.0)
     for key in _khop_seeds(nodes):
         try:
-            rows = graph.khop(key, HOPS, direction="both").rows()
+            rows = graph.khop(key, HOPS, direction="both", cap=cap).rows()
         except InputError:  # a node its record calls live is unknown to the graph: a wrong answer
             khop[key] = None
             continue
@@ -382,13 +381,6 @@ def read_graph(store, into: dict | None = None, light: bool = False, records: bo
 
 def _none_first(key):
     return (key is not None, key or "")
-
-
-def light(text: dict, graph: dict) -> tuple[dict, dict]:
-    """The part of full text and graph answers that a light read gives."""
-    label = f"{LIGHT_QUERY} top={ALL_HITS}"
-    return ({"search": {label: text["search"][label]}, "statistics": text["statistics"]},
-            {"neighbors": graph["neighbors"]})
 
 
 class Ranking:
@@ -405,12 +397,15 @@ class Ranking:
             return False
         if not all(_close(mine[1], theirs[1]) for mine, theirs in zip(self.hits, other.hits)):
             return False
-        if not all(_at_most(later[1], earlier[1]) for earlier, later in zip(self.hits, self.hits[1:])):
-            return False  # not best first
+        if not (self._best_first() and other._best_first()):
+            return False
         cut = self.hits[-1][1] if len(self.hits) == self.top else None
         mine, theirs = self._decided(cut), other._decided(cut)
         return mine.keys() == theirs.keys() and all(_close(mine[key][0], theirs[key][0]) and
                                                     mine[key][1] == theirs[key][1] for key in mine)
+
+    def _best_first(self) -> bool:
+        return all(_at_most(later[1], earlier[1]) for earlier, later in zip(self.hits, self.hits[1:]))
 
     def _decided(self, cut) -> dict:
         return {key: (score, terms) for key, score, terms in self.hits if cut is None or not _close(score, cut)}

@@ -27,7 +27,7 @@ from engine.format import (
     WAL_TYPE_FULL,
     WAL_TYPE_LAST,
 )
-from engine.testing.derived import DERIVED_COUNTERS, light, read_graph, read_text
+from engine.testing.derived import DERIVED_COUNTERS, read_graph, read_text
 from engine.testing.workload import COUNTERS, TABLES, Model, apply_to_store, batch_operations, describe_difference
 
 _record_header = struct.Struct(WAL_RECORD_HEADER_FORMAT)
@@ -88,11 +88,10 @@ def _agreeing(store, found: dict, model: Model, number: int) -> dict:
     return found
 
 
-def fingerprint(store, into: dict | None = None, light: bool = False) -> dict:
-    """Every record of every table the store knows, every counter, and the answers of the text and graph
-    kinds: what a correct store answers. Filled into `into` as it is read, so that a caller whose read
-    failed part-way knows what was served before the failure. `light`: fewer derived answers (what
-    `light_fingerprint` keeps of a full one)."""
+def fingerprint(store, into: dict | None = None, derived_answers: bool = True) -> dict:
+    """Every record of every table the store knows, every counter, and (unless not `derived_answers`) the
+    answers of the text and graph kinds: what a correct store answers. Filled into `into` as it is read,
+    so that a caller whose read failed part-way knows what was served before the failure."""
     found = {} if into is None else into
     tables = set(store.tables)
     for segment in store.records:
@@ -105,15 +104,16 @@ def fingerprint(store, into: dict | None = None, light: bool = False) -> dict:
                 raise AssertionError(f"get({table!r}, {key!r}) disagrees with scan")
     found["counters"] = {name: store.counter(name)
                          for name in set(store.counters) | set(COUNTERS) | set(DERIVED_COUNTERS)}
-    # The documents, nodes and edges are records, read above: only what the kinds' segments serve remains.
-    read_text(store, found.setdefault("text", {}), light, records=False)
-    read_graph(store, found.setdefault("graph", {}), light, records=False)
+    if derived_answers:
+        # The documents, nodes and edges are records, read above: only what the kinds' segments serve remains.
+        read_text(store, found.setdefault("text", {}), records=False)
+        read_graph(store, found.setdefault("graph", {}), records=False)
     return found
 
 
-def light_fingerprint(full: dict) -> dict:
-    text, graph = light(full["text"], full["graph"])
-    return {**full, "text": text, "graph": graph}
+def records_only(full: dict) -> dict:
+    """A fingerprint without the derived answers, as fingerprint(store, derived_answers=False) reads it."""
+    return {name: value for name, value in full.items() if name not in ("text", "graph")}
 
 
 def served_part_of(served: dict, full: dict) -> bool:

@@ -14,10 +14,11 @@ def test_every_failpoint_at_hits_one_to_three_kills_and_recovers():
 
 
 def test_failpoints_armed_through_the_environment_in_fresh_interpreters():
-    # The forked sweep arms failpoints with fs.arm; this checks MEMCTL_FAILPOINT itself on a seeded sample.
-    failures = failpoint_sweep.run(seed(102), hits=3, spawn=True, limit=4, log=print)
+    # The forked sweep arms failpoints with fs.arm; this checks MEMCTL_FAILPOINT itself on a seeded sample
+    # (two cases: every fresh interpreter loads jieba's dictionary, about a second, before its first batch).
+    failures = failpoint_sweep.run(seed(102), hits=3, spawn=True, limit=2, log=print)
     assert not failures, "\n".join(failures.items)
-    assert failures.cases == 4
+    assert failures.cases == 2
 
 
 def test_the_grep_finds_the_engine_failpoints():

@@ -1,18 +1,21 @@
 """Bit-flip corruption (REFERENCES C #5): damage each file kind, require detection or a correct answer.
 
-    python tools/crash/bitflip.py --seed S --count FLIPS_PER_KIND [--only CASE] [--no-fields] [--no-pages]
+    python tools/crash/bitflip.py --seed S --count FLIPS_PER_KIND [--derived-count FLIPS] [--only CASE]
+        [--no-fields] [--no-pages]
 
 For each file kind of a reference store (the live WAL, every segment kind its MANIFEST names: records,
-text.postings, graph.csr; the MANIFEST, CURRENT): `count` single-bit flips at seeded offsets; then every field of every fixed header and footer
-(WAL file header, the first and last WAL record headers, segment header and footer, MANIFEST header) set to
+text.postings, graph.csr; the MANIFEST, CURRENT): `count` single-bit flips at seeded offsets (or
+--derived-count for the text and graph segments, whose every damaged copy is asked every text and graph
+question); then every field of every fixed header and footer (WAL file header, the first and last WAL record headers, segment header and footer, MANIFEST header) set to
 extreme values (0, 2^31, 2^32-1 and the field's own maximum; magic bytes zeroed or 0xFF), both as is and
 with the header CRC recomputed so the value gets past it; then every 4 KiB page zeroed.
 
 Each damaged store is opened as a reader, checked, opened as a writer (recovery) and as a reader again,
 within a deadline. Verdict: only CorruptionError (or its UnsupportedVersion) may be raised, naming the
 file; an error in any step means check_store reports a problem too; a refused writer open modifies nothing;
-every answer given (records, counters, text rankings, graph neighbours and k-hop), including those a step
-served before it raised, equals the undamaged store's, except that damage inside the last WAL record may drop
+every answer given, including those a step served before it raised, equals the undamaged store's (records
+and counters in every step; when a text or graph segment is damaged, the first step's text rankings and
+graph neighbours, k-hop and nodes by type too), except that damage inside the last WAL record may drop
 that one batch (a torn tail cannot be told from a damaged last record) and a crafted WAL header (its CRC
 recomputed) may cost the WAL's batches from some point on; damage to a segment is always reported by
 check_store (its whole-file CRC covers every byte; a crafted header is the exception). Peak RSS may not
@@ -49,6 +52,7 @@ from engine.format import (  # noqa: E402
 from engine.testing import damage, derived, reference  # noqa: E402
 
 PAGE = 4096
+DERIVED_SEGMENTS = (f"segment:{TEXT_SEGMENT_KIND}", f"segment:{GRAPH_SEGMENT_KIND}")
 RSS_GROWTH_LIMIT_KIB = 64 << 10
 # Engine issues reported to the lead and not fixed yet (see crashtool.Failures).
 KNOWN_ISSUES: dict = {}
@@ -175,8 +179,8 @@ def sweep_kind(store: str, model: reference.Reference, kind: str, relative: str,
     wal_prefixes = model.states[model.flushed:]
     records = reference.wal_records(data) if kind == "wal" else []
     # Text and graph answers come from their kinds' segments and from records: damage anywhere else can
-    # change them only through records, which every step reads whole; a light set of questions does then.
-    light = kind not in (f"segment:{TEXT_SEGMENT_KIND}", f"segment:{GRAPH_SEGMENT_KIND}")
+    # change them only through records, which every step reads whole.
+    derived_answers = kind in DERIVED_SEGMENTS
     cases = 0
     for label, damaged, start, end in damages(kind, data, count, rng, *options):
         case = f"{kind} {label}"
@@ -193,7 +197,7 @@ def sweep_kind(store: str, model: reference.Reference, kind: str, relative: str,
                 allowed.append(wal_prefixes[lost])
         damage.replace_file(path, damaged)
         try:
-            observation = damage.observe(store, seconds=2.0, light=light)
+            observation = damage.observe(store, seconds=2.0, derived_answers=derived_answers)
             problem = judge(kind, relative, observation, allowed, kind.startswith("segment:") and not crafted)
         except Exception as error:  # a hang or a harness error: reported like any failure
             problem = describe_error(error)
@@ -204,7 +208,7 @@ def sweep_kind(store: str, model: reference.Reference, kind: str, relative: str,
 
 
 def run(seed: int, count: int = 1000, fields: bool = True, pages: bool = True, only: str | None = None,
-        enforce_known: bool = False, keep: bool = False, log=log) -> Failures:
+        enforce_known: bool = False, keep: bool = False, log=log, derived_count: int | None = None) -> Failures:
     failures = Failures("bitflip.py", seed, log, known=KNOWN_ISSUES, enforce_known=enforce_known)
     rng = random.Random(seed)
     scratch = scratch_directory("bitflip")
@@ -216,7 +220,8 @@ def run(seed: int, count: int = 1000, fields: bool = True, pages: bool = True, o
             model = reference.build(store, seed, **options)
             for kind, relatives in sorted(reference.files_by_kind(store).items()):
                 # Random flips on the small store (every byte is a candidate), fields and pages on both.
-                flips = count if label == "compacted" else 0
+                flips = 0 if label != "compacted" else count if derived_count is None or \
+                    kind not in DERIVED_SEGMENTS else derived_count
                 cases = sweep_kind(store, model, kind, relatives[-1], flips, rng, (fields, pages), only, failures)
                 log(f"bitflip.py: {label} {kind} {relatives[-1]}: {cases} damaged copies judged")
                 failures.cases += cases
@@ -232,13 +237,15 @@ def run(seed: int, count: int = 1000, fields: bool = True, pages: bool = True, o
 
 def main(argv=None) -> int:
     arguments_parser = parser(__doc__.splitlines()[0], default_count=1000)
+    arguments_parser.add_argument("--derived-count", type=int, default=None,
+                                  help="flips per text and graph segment (default: --count)")
     arguments_parser.add_argument("--only", default=None, help="one case, as printed by a failure")
     arguments_parser.add_argument("--no-fields", action="store_true", help="skip the header/footer fields")
     arguments_parser.add_argument("--no-pages", action="store_true", help="skip the zeroed pages")
     arguments_parser.add_argument("--enforce-known", action="store_true", help="count KNOWN_ISSUES cases as failures")
     arguments = arguments_parser.parse_args(argv)
     failures = run(resolve_seed(arguments.seed), arguments.count, not arguments.no_fields, not arguments.no_pages,
-                   arguments.only, arguments.enforce_known, arguments.keep)
+                   arguments.only, arguments.enforce_known, arguments.keep, derived_count=arguments.derived_count)
     return failures.exit_code()
 
 

@@ -1,18 +1,19 @@
 """Torn-tail sweep (REFERENCES C #4): truncate each file kind at every byte offset, judge the store.
 
-    python tools/crash/truncate.py --seed S [--count MAX_OFFSETS_PER_FILE] [--store PATH] [--only CASE]
+    python tools/crash/truncate.py --seed S [--count MAX_OFFSETS_PER_FILE] [--wal-count MAX] [--near BYTES]
+        [--store PATH] [--only CASE]
 
 Files: the live WAL, one file of every segment kind the MANIFEST names (records, text.postings and
 graph.csr: the reference stores write text documents and graph changes in every batch), the MANIFEST and
 CURRENT. Offsets: every byte of the file when it is under 64 KiB, else every byte from the start of its second-to-last record (WAL) or of its last 8 KiB (other kinds) to
-the end. --count caps the offsets per file for CI: the ones within 16 bytes of a record, fragment or block
-boundary are always kept, the rest are a seeded sample.
+the end. --count (and --wal-count for the WAL) caps the offsets per file for CI: the ones within --near (16)
+bytes of a record, fragment or block boundary are always kept, the rest are a seeded sample.
 
 Verdicts. WAL: no exception anywhere; reader, writer (recovery) and reader again all answer exactly the
 state of the complete records before the cut (the reference store's model, or for --store a copy cut at
-the last record boundary): every record and counter, and the text and graph answers (all of them for the
-first cut of each record prefix, a light set for the others); check_store reports no problem before or after recovery. Segment, MANIFEST,
-CURRENT: every open raises a CorruptionError naming the file, check_store reports a problem, a refused
+the last record boundary): every record and counter, and for the first cut that leaves each record prefix
+the text and graph answers too (they are a function of the records and the segments); check_store reports
+no problem before or after recovery. Segment, MANIFEST, CURRENT: every open raises a CorruptionError naming the file, check_store reports a problem, a refused
 writer open modifies nothing, and a segment read directly (Segment.open) is refused too.
 
 Two reference stores are swept: a compacted one with a short WAL, and one with two segments and a WAL
@@ -48,7 +49,7 @@ def boundaries(kind: str, data: bytes) -> list[int]:
     return marks
 
 
-def offsets(kind: str, data: bytes, limit: int | None, rng: random.Random) -> list[int]:
+def offsets(kind: str, data: bytes, limit: int | None, rng: random.Random, near: int = NEAR) -> list[int]:
     size = len(data)
     if size < WHOLE_FILE_BELOW:
         first = 0
@@ -59,10 +60,10 @@ def offsets(kind: str, data: bytes, limit: int | None, rng: random.Random) -> li
     candidates = range(first, size)
     if limit is None or len(candidates) <= limit:
         return list(candidates)
-    near = {offset for mark in boundaries(kind, data) for offset in range(mark - NEAR, mark + NEAR + 1)
+    kept = {offset for mark in boundaries(kind, data) for offset in range(mark - near, mark + near + 1)
             if first <= offset < size}
-    rest = [offset for offset in candidates if offset not in near]
-    return sorted(near | set(rng.sample(rest, max(0, min(len(rest), limit - len(near))))))
+    rest = [offset for offset in candidates if offset not in kept]
+    return sorted(kept | set(rng.sample(rest, max(0, min(len(rest), limit - len(kept))))))
 
 
 class WalOracle:
@@ -125,7 +126,8 @@ def judge_segment_alone(path: str) -> str:
     return "Segment.open accepted a truncated segment"
 
 
-def sweep_store(label: str, store: str, model, limit, rng, only, failures: Failures) -> int:
+def sweep_store(label: str, store: str, model, limits: tuple, rng, only, failures: Failures, near: int = NEAR) -> int:
+    """`limits`: (offsets per file, offsets of the WAL or None for the same)."""
     pristine = damage.snapshot(store)
     cases = 0
     for kind, relatives in sorted(reference.files_by_kind(store).items()):
@@ -133,9 +135,11 @@ def sweep_store(label: str, store: str, model, limit, rng, only, failures: Failu
         path = os.path.join(store, relative)
         data = pristine[relative]
         oracle = WalOracle(store, relative, data, pristine, model) if kind == "wal" else None
-        chosen = offsets(kind, data, limit, rng)
-        # Derived answers are a function of the records and segments: every cut is read whole, every record
-        # set a cut can leave gets the full set of derived questions once (refused opens read nothing).
+        limit = limits[1] if kind == "wal" and limits[1] is not None else limits[0]
+        chosen = offsets(kind, data, limit, rng, near)
+        # Derived answers are a function of the records and segments: every cut's records are read whole, and
+        # the text and graph questions are asked once per record prefix a cut can leave (refused opens read
+        # nothing).
         asked: set = set()
         failures.log(f"truncate.py: {label} {kind} {relative}: {len(data)} bytes, {len(chosen)} offsets")
         for offset in chosen:
@@ -146,7 +150,7 @@ def sweep_store(label: str, store: str, model, limit, rng, only, failures: Failu
             damage.replace_file(path, data[:offset])
             group = oracle.complete(offset) if oracle is not None else None
             try:
-                observation = damage.observe(store, light=oracle is None or group in asked)
+                observation = damage.observe(store, derived_answers=oracle is not None and group not in asked)
                 asked.add(group)
                 if oracle is not None:
                     problem = judge_wal(observation, oracle.expected(offset))
@@ -163,7 +167,8 @@ def sweep_store(label: str, store: str, model, limit, rng, only, failures: Failu
 
 
 def run(seed: int, limit: int | None = None, store: str | None = None, only: str | None = None,
-        keep: bool = False, log=log) -> Failures:
+        keep: bool = False, log=log, near: int = NEAR, wal_limit: int | None = None) -> Failures:
+    """`wal_limit` caps the WAL's offsets (default `limit`): a cut WAL opens, and is read, three times."""
     failures = Failures("truncate.py", seed, log)
     rng = random.Random(seed)
     scratch = scratch_directory("truncate")
@@ -171,12 +176,12 @@ def run(seed: int, limit: int | None = None, store: str | None = None, only: str
         if store is not None:
             copy = os.path.join(scratch, "given")
             shutil.copytree(store, copy, ignore=shutil.ignore_patterns("LOCK", "LOCK.gc"))
-            failures.cases += sweep_store("given", copy, None, limit, rng, only, failures)
+            failures.cases += sweep_store("given", copy, None, (limit, wal_limit), rng, only, failures, near)
         else:
             for label, options in (("compacted", {}), ("multiblock", {"big_tail": True, "compact": False})):
                 path = os.path.join(scratch, label)
                 model = reference.build(path, seed, **options)
-                failures.cases += sweep_store(label, path, model, limit, rng, only, failures)
+                failures.cases += sweep_store(label, path, model, (limit, wal_limit), rng, only, failures, near)
         log(f"truncate.py: {failures.cases} truncated stores judged")
     finally:
         if not keep:
@@ -188,9 +193,12 @@ def main(argv=None) -> int:
     arguments_parser = parser(__doc__.splitlines()[0], default_count=0)
     arguments_parser.add_argument("--store", default=None, help="sweep a copy of this store instead")
     arguments_parser.add_argument("--only", default=None, help="one case, as printed by a failure")
+    arguments_parser.add_argument("--wal-count", type=int, default=None, help="cap on the WAL's offsets (default --count)")
+    arguments_parser.add_argument("--near", type=int, default=NEAR,
+                                  help="offsets this close to a boundary are always kept (default %(default)s)")
     arguments = arguments_parser.parse_args(argv)
     failures = run(resolve_seed(arguments.seed), arguments.count or None, arguments.store, arguments.only,
-                   arguments.keep)
+                   arguments.keep, near=arguments.near, wal_limit=arguments.wal_count)
     return failures.exit_code()
 
 

@@ -1,0 +1,63 @@
+"""The text and graph answers in the crash verdict have teeth: engines that lose derived data are caught.
+
+Each test breaks one derived kind the way a real bug would (a flush that drops a document, a flush that
+forgets deletions, a compaction that keeps retired documents), runs the crash workload on it, and requires
+the verifier to refuse the store, although every record is intact and check_store finds nothing wrong.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.format import GRAPH_DEAD_TABLE, TEXT_DOCUMENT_TABLE
+from engine.graph.kind import GraphKind
+from engine.testing import crashchild
+from engine.testing.tools import seed
+from engine.testing.workload import Progress, RecoveryFailure, verify_recovery
+from engine.text import build as text_build
+from engine.text.kind import TextKind
+
+BATCHES = 80
+FLUSH_BYTES = 12 << 10
+
+
+def run_workload(path: str, workload_seed: int):
+    progress = Progress(workload_seed)
+    crashchild.run(path, workload_seed, 1, BATCHES, progress.emit, FLUSH_BYTES)
+    return progress.model
+
+
+def test_a_text_flush_that_drops_a_document_is_caught(tmp_path, monkeypatch):
+    original = TextKind.flush
+
+    def lossy(self, changes, new_segment):
+        documents = dict(changes.get(TEXT_DOCUMENT_TABLE, {}))
+        documents.pop(min(documents, default=None), None)
+        return original(self, {**changes, TEXT_DOCUMENT_TABLE: documents}, new_segment)
+
+    monkeypatch.setattr(TextKind, "flush", lossy)
+    model = run_workload(str(tmp_path / "store"), seed(701))
+    with pytest.raises(RecoveryFailure, match="text search"):
+        verify_recovery(str(tmp_path / "store"), model)
+
+
+def test_a_graph_flush_that_forgets_deletions_is_caught(tmp_path, monkeypatch):
+    original = GraphKind.flush
+
+    def forgetful(self, changes, new_segment):
+        return original(self, {table: rows for table, rows in changes.items() if table != GRAPH_DEAD_TABLE},
+                        new_segment)
+
+    monkeypatch.setattr(GraphKind, "flush", forgetful)
+    model = run_workload(str(tmp_path / "store"), seed(702))
+    with pytest.raises(RecoveryFailure, match="graph"):
+        verify_recovery(str(tmp_path / "store"), model)
+
+
+def test_a_text_compaction_that_keeps_retired_documents_is_caught(tmp_path, monkeypatch):
+    original = text_build.merge
+    monkeypatch.setattr(text_build, "merge", lambda segments, deleted=(), signature=None:
+                        original(segments, (), signature))
+    model = run_workload(str(tmp_path / "store"), seed(703))
+    with pytest.raises(RecoveryFailure, match="text"):
+        verify_recovery(str(tmp_path / "store"), model)
