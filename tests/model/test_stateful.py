@@ -10,17 +10,12 @@ the model's records in key order, counters match, and check_store finds no probl
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import invariant, rule
+from powercut_machine import PowerCutStoreMachine
 
-from engine import fs
 from engine.check import check_store
-from engine.store import Store
-from engine.testing import faultfs
 
 TABLES = ("test.a", "test.b", "x.y")
 KEYS = ("", "a", "ab", "abc", "b", "b/1", "b/2", "é", "记忆", "z" * 40)
@@ -38,29 +33,15 @@ operations = st.one_of(
 )
 
 
-class StoreVersusDict(RuleBasedStateMachine):
-    @initialize()
-    def open_store(self):
-        self.root = tempfile.mkdtemp(prefix="memctl-model-")
-        self.path = f"{self.root}/store"
-        self.fault = None
-        self._install_faults()
-        self.store = Store.open(self.path, flush_bytes=FLUSH_BYTES)
+class StoreVersusDict(PowerCutStoreMachine):
+    flush_bytes = FLUSH_BYTES
+
+    def start_model(self):
         self.records: dict = {}
         self.counters = {name: 0 for name in COUNTERS}
 
-    def teardown(self):
-        if getattr(self, "store", None) is not None:
-            self.store.close()
-        if getattr(self, "fault", None) is not None:
-            fs.set_ops(self.previous_ops)
-        shutil.rmtree(getattr(self, "root", ""), ignore_errors=True)
-
-    def _install_faults(self):
-        if self.fault is not None:
-            fs.set_ops(self.previous_ops)
-        self.fault = faultfs.FaultOps(self.root)
-        self.previous_ops = fs.set_ops(self.fault)
+    def has_commits(self) -> bool:
+        return bool(self.records)
 
     def _commit(self, batch_operations: list):
         with self.store.batch() as batch:
@@ -96,41 +77,6 @@ class StoreVersusDict(RuleBasedStateMachine):
         assert first == self.counters[counter]
         self.counters[counter] += count
         self.records[("test.a", key)] = first
-
-    @rule()
-    def flush(self):
-        self.store.flush()
-
-    @rule()
-    def compact(self):
-        self.store.compact()
-
-    @rule()
-    def close_reopen(self):
-        self.store.close()
-        self.store = Store.open(self.path, flush_bytes=FLUSH_BYTES)
-
-    def _power_cut(self, variant: str):
-        self.store.close()
-        self.store = None
-        self.fault.materialise(variant)
-        self._install_faults()
-        self.store = Store.open(self.path, flush_bytes=FLUSH_BYTES)
-
-    @rule(variant=st.sampled_from(("drop", "forget", "combo", "scramble")))
-    def crash_reopen(self, variant):
-        self._power_cut(variant)
-
-    @precondition(lambda self: self.records)
-    @rule(operation=st.sampled_from(("flush", "compact")), after=st.integers(min_value=1, max_value=40),
-          variant=st.sampled_from(("drop", "combo")))
-    def crash_during(self, operation, after, variant):
-        self.fault.crash(self.fault.total + after)
-        try:
-            getattr(self.store, operation)()
-        except faultfs.SimulatedCrash:
-            pass
-        self._power_cut(variant)
 
     @invariant()
     def reads_match_the_model(self):

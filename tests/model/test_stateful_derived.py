@@ -11,46 +11,32 @@ the graph's nodes, edges, neighbours and k-hop answers, every counter, and check
 from __future__ import annotations
 
 import random
-import shutil
-import tempfile
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from hypothesis.stateful import rule
+from powercut_machine import PowerCutStoreMachine
 
-from engine import fs
 from engine.check import check_store
-from engine.store import Store
-from engine.testing import faultfs
 from engine.testing.derived import derived_operations
 from engine.testing.workload import Model, apply_to_store, describe_difference, read_state
 
 FLUSH_BYTES = 4096
 
 
-class DerivedKindsVersusModel(RuleBasedStateMachine):
-    @initialize()
-    def open_store(self):
-        self.root = tempfile.mkdtemp(prefix="memctl-model-derived-")
-        self.path = f"{self.root}/store"
-        self.fault = None
-        self._install_faults()
-        self.store = Store.open(self.path, flush_bytes=FLUSH_BYTES)
+class DerivedKindsVersusModel(PowerCutStoreMachine):
+    flush_bytes = FLUSH_BYTES
+    prefix = "memctl-model-derived-"
+
+    def start_model(self):
         self.model = Model()
         self.number = 0
 
-    def teardown(self):
-        if getattr(self, "store", None) is not None:
-            self.store.close()
-        if getattr(self, "fault", None) is not None:
-            fs.set_ops(self.previous_ops)
-        shutil.rmtree(getattr(self, "root", ""), ignore_errors=True)
+    def has_commits(self) -> bool:
+        return bool(self.number)
 
-    def _install_faults(self):
-        if self.fault is not None:
-            fs.set_ops(self.previous_ops)
-        self.fault = faultfs.FaultOps(self.root)
-        self.previous_ops = fs.set_ops(self.fault)
+    def after_reopen(self):
+        self._check()
 
     def _check(self):
         found = read_state(self.store)
@@ -65,43 +51,6 @@ class DerivedKindsVersusModel(RuleBasedStateMachine):
         if operations:
             apply_to_store(self.store, operations)
             self.model.apply(operations, self.number)
-
-    @rule()
-    def flush(self):
-        self.store.flush()
-
-    @rule()
-    def compact(self):
-        self.store.compact()
-
-    @rule()
-    def close_reopen(self):
-        self.store.close()
-        self.store = Store.open(self.path, flush_bytes=FLUSH_BYTES)
-        self._check()
-
-    def _power_cut(self, variant: str):
-        self.store.close()
-        self.store = None
-        self.fault.materialise(variant)
-        self._install_faults()
-        self.store = Store.open(self.path, flush_bytes=FLUSH_BYTES)
-        self._check()
-
-    @rule(variant=st.sampled_from(("drop", "forget", "combo", "scramble")))
-    def crash_reopen(self, variant):
-        self._power_cut(variant)
-
-    @precondition(lambda self: self.number)
-    @rule(operation=st.sampled_from(("flush", "compact")), after=st.integers(min_value=1, max_value=60),
-          variant=st.sampled_from(("drop", "combo")))
-    def crash_during(self, operation, after, variant):
-        self.fault.crash(self.fault.total + after)
-        try:
-            getattr(self.store, operation)()
-        except faultfs.SimulatedCrash:
-            pass
-        self._power_cut(variant)
 
 
 DerivedKindsVersusModel.TestCase.settings = settings(

@@ -28,12 +28,11 @@ from __future__ import annotations
 import os
 import random
 import resource
-import shutil
 import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_directory  # noqa: E402
+from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
 from engine.codec import crc32  # noqa: E402
 from engine.errors import CorruptionError  # noqa: E402
@@ -211,10 +210,9 @@ def run(seed: int, count: int = 1000, fields: bool = True, pages: bool = True, o
         enforce_known: bool = False, keep: bool = False, log=log, derived_count: int | None = None) -> Failures:
     failures = Failures("bitflip.py", seed, log, known=KNOWN_ISSUES, enforce_known=enforce_known)
     rng = random.Random(seed)
-    scratch = scratch_directory("bitflip")
-    derived.warm_up()  # jieba's dictionary is loaded once per process, not per damaged store
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    try:
+    with scratch_space("bitflip", keep) as scratch:
+        derived.warm_up()  # jieba's dictionary is loaded once per process, not per damaged store
+        baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         for label, options in (("compacted", {}), ("multiblock", {"big_tail": True, "compact": False})):
             store = os.path.join(scratch, label)
             model = reference.build(store, seed, **options)
@@ -229,9 +227,6 @@ def run(seed: int, count: int = 1000, fields: bool = True, pages: bool = True, o
         if growth > RSS_GROWTH_LIMIT_KIB:
             failures.add("rss", f"peak RSS grew by {growth // 1024} MiB")
         log(f"bitflip.py: {failures.cases} damaged stores judged, peak RSS growth {growth // 1024} MiB")
-    finally:
-        if not keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     return failures
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -14,11 +16,17 @@ if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 
 
-def scratch_directory(prefix: str) -> str:
+@contextlib.contextmanager
+def scratch_space(prefix: str, keep: bool):
     """A fresh directory, on tmpfs when there is one: the scripts model durability themselves or only kill
-    processes, so a real disk's fsync latency would only slow them down."""
+    processes, so a real disk's fsync latency would only slow them down. Removed afterwards unless `keep`."""
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-    return tempfile.mkdtemp(prefix=f"memctl-{prefix}-", dir=base)
+    path = tempfile.mkdtemp(prefix=f"memctl-{prefix}-", dir=base)
+    try:
+        yield path
+    finally:
+        if not keep:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def describe_error(error: BaseException) -> str:

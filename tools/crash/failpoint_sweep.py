@@ -24,7 +24,7 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crashtool import REPOSITORY, Failures, describe_error, log, parser, resolve_seed, scratch_directory  # noqa: E402
+from crashtool import REPOSITORY, Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
 from engine.testing import crashchild  # noqa: E402
 from engine.testing.workload import Progress, verify_recovery  # noqa: E402
@@ -112,8 +112,7 @@ def sweep_case(scratch: str, seed: int, failpoint: str, spawn: bool) -> str:
 def run(seed: int, hits: int = 3, only: str | None = None, spawn: bool = False, limit: int | None = None,
         keep: bool = False, log=log) -> Failures:
     failures = Failures("failpoint_sweep.py", seed, log)
-    scratch = scratch_directory("failpoints")
-    try:
+    with scratch_space("failpoints", keep) as scratch:
         counts = discover(seed, scratch)
         patterns = grepped_patterns()
         for text, pattern in sorted(patterns.items()):
@@ -141,9 +140,6 @@ def run(seed: int, hits: int = 3, only: str | None = None, spawn: bool = False, 
                 failures.add(case, problem)
         failures.cases = len(cases)
         log(f"failpoint_sweep.py: {len(cases)} cases, up to {2 * len(cases)} child processes killed")
-    finally:
-        if not keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     return failures
 
 

@@ -24,7 +24,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_directory  # noqa: E402
+from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
 from engine.errors import StoreClosed  # noqa: E402
 from engine.format import SEGMENT_DIR, WAL_DIR  # noqa: E402
@@ -195,9 +195,8 @@ def _verify(trial: Trial, fault, verdicts: dict | None) -> str:
 def run(seed: int, limit: int = 60, only: str | None = None, enforce_known: bool = False, keep: bool = False,
         log=log) -> Failures:
     failures = Failures("ioerror.py", seed, log, known=KNOWN_ISSUES, enforce_known=enforce_known)
-    scratch = scratch_directory("ioerror")
-    verdicts: dict = {}  # trial stores are thrown away: identical ones are verified once
-    try:
+    with scratch_space("ioerror", keep) as scratch:
+        verdicts: dict = {}  # trial stores are thrown away: identical ones are verified once
         template, model = templates(scratch, seed)
         for operation in OPERATIONS:
             cases_before = failures.cases
@@ -218,9 +217,6 @@ def run(seed: int, limit: int = 60, only: str | None = None, enforce_known: bool
                                 break  # the operation completed: every N that matters was tried
             log(f"ioerror.py: {operation}: {failures.cases - cases_before} cases")
         log(f"ioerror.py: {failures.cases} cases")
-    finally:
-        if not keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     return failures
 
 

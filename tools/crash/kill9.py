@@ -18,13 +18,12 @@ from __future__ import annotations
 import os
 import random
 import select
-import shutil
 import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_directory  # noqa: E402
+from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
 from engine.testing import crashchild, derived  # noqa: E402
 from engine.testing.workload import Progress, verify_recovery  # noqa: E402
@@ -73,11 +72,10 @@ def run(seed: int, count: int, min_delay: float = 0.002, max_delay: float = 0.2,
         keep: bool = False, log=log) -> Failures:
     failures = Failures("kill9.py", seed, log, replay_by_case=False)
     rng = random.Random(seed)
-    scratch = scratch_directory("kill9")
-    store = os.path.join(scratch, "store")
-    progress = Progress(seed)
-    derived.warm_up()  # forked children inherit jieba's dictionary instead of dying while they load it
-    try:
+    with scratch_space("kill9", keep) as scratch:
+        store = os.path.join(scratch, "store")
+        progress = Progress(seed)
+        derived.warm_up()  # forked children inherit jieba's dictionary instead of dying while they load it
         log(f"kill9.py: seed {seed}: {count} kills, delays {min_delay * 1000:.0f}-{max_delay * 1000:.0f} ms")
         for kill in range(1, count + 1):
             delay = rng.uniform(min_delay, max_delay)
@@ -97,9 +95,6 @@ def run(seed: int, count: int, min_delay: float = 0.002, max_delay: float = 0.2,
                 failures.cases = kill
             progress.pending = progress.pending_number = None
         log(f"kill9.py: {failures.cases} kills, {len(progress.model.applied)} batches acknowledged and verified")
-    finally:
-        if not keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     return failures
 
 

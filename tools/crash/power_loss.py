@@ -20,7 +20,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_directory  # noqa: E402
+from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
 from engine.testing import crashchild, faultfs  # noqa: E402
 from engine.testing.workload import Progress, verify_recovery  # noqa: E402
@@ -85,9 +85,8 @@ def run(seed: int, count: int, variants=faultfs.VARIANTS, batches: int = 40, dra
         double: bool = False, only: str | None = None, keep: bool = False, ops_class=faultfs.FaultOps,
         log=log) -> Failures:
     failures = Failures("power_loss.py", seed, log)
-    scratch = scratch_directory("power-loss")
-    verdicts: dict = {}  # damaged disks are thrown away: identical ones are verified once
-    try:
+    with scratch_space("power-loss", keep) as scratch:
+        verdicts: dict = {}  # damaged disks are thrown away: identical ones are verified once
         fault, _progress = run_workload(os.path.join(scratch, "dry"), seed, batches, None, ops_class)
         points = crash_points(fault.log, count, random.Random(seed))
         log(f"power_loss.py: seed {seed}: {fault.total} file operations, {len(points)} crash points x "
@@ -117,9 +116,6 @@ def run(seed: int, count: int, variants=faultfs.VARIANTS, batches: int = 40, dra
                     shutil.rmtree(os.path.join(scratch, name), ignore_errors=True)
         failures.cases = cases
         log(f"power_loss.py: {cases} damaged disks verified")
-    finally:
-        if not keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     return failures
 
 

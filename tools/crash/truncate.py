@@ -28,7 +28,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_directory  # noqa: E402
+from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
 from engine.errors import CorruptionError  # noqa: E402
 from engine.format import WAL_BLOCK_SIZE, WAL_HEADER_SIZE  # noqa: E402
@@ -171,8 +171,7 @@ def run(seed: int, limit: int | None = None, store: str | None = None, only: str
     """`wal_limit` caps the WAL's offsets (default `limit`): a cut WAL opens, and is read, three times."""
     failures = Failures("truncate.py", seed, log)
     rng = random.Random(seed)
-    scratch = scratch_directory("truncate")
-    try:
+    with scratch_space("truncate", keep) as scratch:
         if store is not None:
             copy = os.path.join(scratch, "given")
             shutil.copytree(store, copy, ignore=shutil.ignore_patterns("LOCK", "LOCK.gc"))
@@ -183,9 +182,6 @@ def run(seed: int, limit: int | None = None, store: str | None = None, only: str
                 model = reference.build(path, seed, **options)
                 failures.cases += sweep_store(label, path, model, (limit, wal_limit), rng, only, failures, near)
         log(f"truncate.py: {failures.cases} truncated stores judged")
-    finally:
-        if not keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     return failures
 
 
