@@ -46,7 +46,8 @@ class UnsupportedVersion(CorruptionError):
             path,
             None,
             f"format version {found} is not supported (this memctl reads version {supported}); "
-            "upgrade memctl to open this store",
+            + ("upgrade memctl to open this store" if found > supported else
+               "this store was written by an older memctl: re-create it (ingest the raw files again)"),
         )
 
 

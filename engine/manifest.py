@@ -25,6 +25,7 @@ from engine.format import (
     MANIFEST_MAX_BODY_BYTES,
     MANIFEST_PREFIX,
     NUMBER_DIGITS,
+    OLDEST_STORE_FORMAT_VERSION,
 )
 
 _header = struct.Struct(MANIFEST_HEADER_FORMAT)
@@ -71,7 +72,7 @@ def decode(data: bytes, path: str) -> Manifest:
     magic, version, length, body_crc, _reserved = _header.unpack_from(data)
     if magic != MANIFEST_MAGIC:
         raise CorruptionError(path, 0, "not a memctl MANIFEST (bad magic)")
-    if not 1 <= version <= FORMAT_VERSION:
+    if not OLDEST_STORE_FORMAT_VERSION <= version <= FORMAT_VERSION:
         raise UnsupportedVersion(path, version, FORMAT_VERSION)
     if length > MANIFEST_MAX_BODY_BYTES or MANIFEST_HEADER_SIZE + length != len(data):
         raise CorruptionError(path, 12, f"MANIFEST body length {length} does not match the file")

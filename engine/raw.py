@@ -3,13 +3,14 @@
 A chunk's bytes are addressed by their sha256: raw_id = "raw_" + its first 16 hex digits; the blob lives at
 `raw/YYYY/MM/DD/<sha[0:2]>/raw_<sha256>.blob.zst` (the UTC day of its first ingest, `created_at`) and its
 metadata is the record `raw.chunk/<raw_id>`. The turns a chunk holds are one record, `raw.turns/<raw_id>`: its
-conversation, its speakers once, and one compact row per turn (MANIFEST.spec section 8 has the bytes).
+conversation, its speakers once, and the turns as compressed columns (MANIFEST.spec section 8 has the bytes).
 
 Publishing (DESIGN invariant 2, durable before named): a batch writes each new blob to `<blob>.tmp` without an
-fsync, renames them all into place, makes the whole filesystem durable with ONE syncfs, and only then lets its
-WAL record (which names them) commit. A crash before that syncfs can leave renamed blobs whose data never
-reached the disk; that is safe because no committed record names them: a later put of the same content
-trusts the record, not the file, and writes the blob again, and `gc()` deletes such orphans.
+fsync (on a background thread, see BlobFileWriter), renames them all into place, makes the whole filesystem
+durable with ONE syncfs, and only then lets its WAL record (which names them) commit. A crash before that
+syncfs can leave renamed blobs whose data never reached the disk; that is safe because no committed record
+names them: a later put of the same content trusts the record, not the file, and writes the blob again, and
+`gc()` deletes such orphans.
 
 References are counted on the chunk record: `put_turns` adds one per turn, `acquire`/`release` move counts,
 and releasing the last reference deletes both records and, after that commit, the blob file.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -42,7 +44,7 @@ from engine.format import (
     RAW_ID_PREFIX,
     RAW_MIME_TEXT,
     RAW_SEQUENCE_COUNTER,
-    RAW_TURN_ROW_FIELDS,
+    RAW_TURN_COLUMNS,
     RAW_TURNS_TABLE,
     RAW_ZSTD_LEVEL,
     RAW_ZSTD_MAX_WINDOW_BYTES,
@@ -51,6 +53,7 @@ from engine.format import (
 
 BLOB_NAME = re.compile(rf"{RAW_ID_PREFIX}([0-9a-f]{{64}}){re.escape(RAW_BLOB_SUFFIX)}")
 STREAM_READ_BYTES = 1 << 20
+BLOB_GROUP_FILES = 16  # blob files handed to the writing thread at a time
 # zstd never expands its input by more than about 1/128 plus a frame header; a bigger blob file is damaged.
 COMPRESSED_SLACK = RAW_BLOB_MAX_BYTES // 128 + 4096
 # Naive turn times are stored as seconds from this wall-clock instant (no time zone is implied).
@@ -59,6 +62,8 @@ UTC_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 ONE_SECOND = timedelta(seconds=1)
 # The shape datetime.isoformat() gives a naive time with whole seconds: such a string needs no round-trip check.
 NAIVE_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
+DIGITS = "0123456789"
+SOURCE_NUMBER_MAX_DIGITS = 18  # fits msgpack's int64
 
 
 def raw_id_for(sha256_hex: str) -> str:
@@ -164,42 +169,101 @@ def ts_order(value: int | str | None) -> float | None:
 # --- turn rows ----------------------------------------------------------------------------------------------
 
 
-def encode_turns(conv_id: str, turns: list[dict], chunk_length: int, compressor) -> dict:
-    """The raw.turns record (without its seq) of a chunk's turns. Each turn: {speaker, ts (ISO or None),
-    source_id, offset, length, extra}; spans must be in order, disjoint and inside the chunk."""
+@dataclass(slots=True)
+class TurnColumns:
+    """A chunk's turns as parallel columns in chunk order (ingest builds these without a dict per turn):
+    speaker (str or None), ts (ISO 8601 or None), source_id, offset and length of the span, extra (a dict;
+    None or empty for none). Spans must be in order, disjoint and inside the chunk."""
+
+    speakers: list
+    ts: list
+    source_ids: list
+    offsets: list
+    lengths: list
+    extras: list
+
+    @classmethod
+    def from_dicts(cls, turns: list[dict]) -> "TurnColumns":
+        return cls([turn.get("speaker") for turn in turns], [turn.get("ts") for turn in turns],
+                   [turn["source_id"] for turn in turns], [turn["offset"] for turn in turns],
+                   [turn["length"] for turn in turns], [turn.get("extra") for turn in turns])
+
+
+def split_source_id(source_id: str) -> tuple[str, int | None]:
+    """(prefix, number) with prefix + str(number) == source_id, number the trailing decimal digits without a
+    leading zero ("D1:3" → ("D1:", 3), "a.txt#012" → ("a.txt#0", 12)); (source_id, None) when there are none.
+    Consecutive turns differ only in the number, which is stored as a small delta."""
+    tail = source_id[len(source_id.rstrip(DIGITS)):]
+    digits = tail.lstrip("0") or tail[-1:]
+    if not digits or len(digits) > SOURCE_NUMBER_MAX_DIGITS:
+        return source_id, None
+    return source_id[: len(source_id) - len(digits)], int(digits)
+
+
+def _deltas(values: list) -> list:
+    """Ints as differences from the previous int of the column (the first from 0); other values as they are."""
+    previous = 0
+    column = []
+    for value in values:
+        if type(value) is int:
+            value, previous = value - previous, value
+        column.append(value)
+    return column
+
+
+def _undeltas(column: list) -> list:
+    previous = 0
+    values = []
+    for value in column:
+        if type(value) is int:
+            value = previous = previous + value
+        values.append(value)
+    return values
+
+
+def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compressor) -> dict:
+    """The raw.turns record (without its seq) of a chunk's turns: the rows as columns (MANIFEST.spec section
+    8), one zstd frame."""
+    offsets, lengths = columns.offsets, columns.lengths
+    ends = [offset + length for offset, length in zip(offsets, lengths)]
+    gaps = [offset - end for offset, end in zip(offsets, [0, *ends[:-1]])]
+    if min(gaps) < 0 or min(lengths) < 0 or ends[-1] > chunk_length:
+        raise EngineError(f"turn spans are out of order or outside the {chunk_length}-byte chunk")
     speaker_index: dict = {}
-    encoded_ts: dict = {None: None}  # turns of a session often share their time
-    rows = []
-    end = 0
-    for turn in turns:
-        speaker, ts, offset, length = turn.get("speaker"), turn.get("ts"), turn["offset"], turn["length"]
-        if offset < end or length < 0 or offset + length > chunk_length:
-            raise EngineError(f"turn span {offset}+{length} is out of order or outside the "
-                              f"{chunk_length}-byte chunk")
-        if speaker not in speaker_index:
-            speaker_index[speaker] = len(speaker_index)
-        if ts not in encoded_ts:
-            encoded_ts[ts] = encode_ts(ts)
-        rows.append([speaker_index[speaker], encoded_ts[ts], turn["source_id"], offset - end, length,
-                     turn.get("extra") or None])
-        end = offset + length
-    speakers = list(speaker_index)
-    first_ts = next((row[1] for row in rows if row[1] is not None), None)
-    return {"conv_id": conv_id, "ts": first_ts, "speakers": speakers,
-            "turns": compressor.compress(pack(rows))}
+    speaker_column = [speaker_index.setdefault(speaker, len(speaker_index)) for speaker in columns.speakers]
+    encoded_ts = {ts: encode_ts(ts) for ts in dict.fromkeys(columns.ts)}  # a session's turns often share it
+    ts_column = [encoded_ts[ts] for ts in columns.ts]
+    prefix_index: dict = {}
+    prefix_column, numbers = [], []
+    for source_id in columns.source_ids:
+        prefix, number = split_source_id(source_id)
+        prefix_column.append(prefix_index.setdefault(prefix, len(prefix_index)))
+        numbers.append(number)
+    extras = [extra or None for extra in columns.extras]
+    payload = [speaker_column, _deltas(ts_column), list(prefix_index), prefix_column, _deltas(numbers), gaps,
+               lengths, extras if any(extras) else None]
+    first_ts = next((value for value in ts_column if value is not None), None)
+    return {"conv_id": conv_id, "ts": first_ts, "speakers": list(speaker_index),
+            "turns": compressor.compress(pack(payload))}
 
 
 def decode_turns(raw_id: str, record: dict) -> list[dict]:
     """Turn dicts: turn_id, conv_id, speaker, ts (ISO 8601 or None), source_id, raw_ref {raw_id, offset,
     length} (bytes of the decompressed chunk) and extra (a dict, empty when the input had none)."""
     where = f"{RAW_TURNS_TABLE}/{raw_id}"
-    rows = unpack(decompress_bounded(record["turns"], where), where)
+    payload = unpack(decompress_bounded(record["turns"], where), where)
     conv_id, speakers = record["conv_id"], record["speakers"]
     turns = []
-    end = 0
     try:
-        for ordinal, (speaker, ts, source_id, gap, length, extra) in enumerate(rows):
-            if min(speaker, gap, length) < 0 or not isinstance(source_id, str) or not _is_extra(extra):
+        speaker_column, ts_column, prefixes, prefix_column, numbers, gaps, lengths, extras = payload
+        count = len(speaker_column)
+        extras = [None] * count if extras is None else extras
+        if any(len(column) != count for column in (ts_column, prefix_column, numbers, gaps, lengths, extras)):
+            raise ValueError("columns of different lengths")
+        end = 0
+        rows = zip(speaker_column, _undeltas(ts_column), prefix_column, _undeltas(numbers), gaps, lengths, extras)
+        for ordinal, (speaker, ts, prefix, number, gap, length, extra) in enumerate(rows):
+            if min(speaker, prefix, gap, length) < 0 or not _is_extra(extra) or not _is_number(number):
                 raise ValueError(ordinal)
             offset = end + gap
             end = offset + length
@@ -208,18 +272,40 @@ def decode_turns(raw_id: str, record: dict) -> list[dict]:
                 "conv_id": conv_id,
                 "speaker": speakers[speaker],
                 "ts": decode_ts(ts),
-                "source_id": source_id,
+                "source_id": prefixes[prefix] + ("" if number is None else str(number)),
                 "raw_ref": {"raw_id": raw_id, "offset": offset, "length": length},
                 "extra": extra or {},
             })
     except (TypeError, ValueError, IndexError, OverflowError):
-        raise CorruptionError(where, None, f"malformed turn row {len(turns)} (expected "
-                                           f"{'/'.join(RAW_TURN_ROW_FIELDS)})") from None
+        raise CorruptionError(where, None, f"malformed turn row {len(turns)} (expected the columns "
+                                           f"{'/'.join(RAW_TURN_COLUMNS)})") from None
     return turns
+
+
+def _is_number(value) -> bool:
+    return value is None or (type(value) is int and value >= 0)
 
 
 def _is_extra(value) -> bool:
     return value is None or isinstance(value, dict)
+
+
+def _turns_meta(turns: list[dict]) -> dict:
+    speakers = {turn["speaker"] for turn in turns}
+    return {"conv_id": turns[0]["conv_id"], "role": speakers.pop() if len(speakers) == 1 else None,
+            "ts": next((turn["ts"] for turn in turns if turn["ts"]), None),
+            "source_id": _source_range(turns[0]["source_id"], turns[-1]["source_id"])}
+
+
+def _source_range(first: str, last: str) -> str:
+    """"D1:1..D2:7"; positions in the same file share its name: "notes.txt#1..40"."""
+    if first == last:
+        return first
+    first_file, hash_sign, _ = first.rpartition("#")
+    last_file, _, last_line = last.rpartition("#")
+    if hash_sign and first_file == last_file:
+        return f"{first}..{last_line}"
+    return f"{first}..{last}"
 
 
 def _chunk_order(record: dict) -> tuple:
@@ -252,10 +338,16 @@ class RawStore:
         return self.store.scan(RAW_CHUNK_TABLE, prefix)
 
     def describe(self, raw_id: str, record: dict) -> dict:
-        """A chunk record for people and JSON: sha256 in hex, created_at in ISO 8601, the blob's path."""
+        """A chunk record for people and JSON: its mime, sha256 in hex, created_at in ISO 8601, the blob's path,
+        and for a chunk stored with turns a meta completed from them (conv_id, role: its only speaker, ts: the
+        first turn time, source_id: the first and last turns' ids)."""
         created = datetime.fromtimestamp(record["created_at"], timezone.utc)
-        return {"raw_id": raw_id, **record, "sha256": record["sha256"].hex(),
-                "created_at": created.isoformat(timespec="seconds"), "path": record_blob_path(record)}
+        described = {"raw_id": raw_id, "mime": RAW_MIME_TEXT, **record, "sha256": record["sha256"].hex(),
+                     "created_at": created.isoformat(timespec="seconds"), "path": record_blob_path(record)}
+        turns_record = self.store.get(RAW_TURNS_TABLE, raw_id)
+        if turns_record is not None:
+            described["meta"] = {**_turns_meta(decode_turns(raw_id, turns_record)), **record.get("meta", {})}
+        return described
 
     def read(self, raw_id: str) -> bytes:
         """The chunk's decompressed bytes, verified against its record's length and sha256."""
@@ -332,6 +424,8 @@ class RawStore:
             # After a failed commit the WAL record may still be on disk: its blobs must stay (gc decides).
             writer.discard(published_too=not committing)
             raise
+        finally:
+            writer.blobs.close()
         writer.remove_released()
 
     # --- checking and collecting ---------------------------------------------------------------------------
@@ -435,7 +529,7 @@ class RawWriter:
         self._deleted_turns: set[str] = set()
         self._staged: dict[str, str] = {}  # final path → temp path of blobs to publish
         self._published: list[str] = []
-        self._directories: set[str] = set()  # known to exist
+        self.blobs = BlobFileWriter()
         self._released: dict[str, str] = {}  # raw_id → blob path to delete after commit
 
     def get(self, raw_id: str) -> dict | None:
@@ -447,19 +541,22 @@ class RawWriter:
         """Store `data` unless already stored, adding `refs` references either way."""
         return self._put(data, hashlib.sha256(data), meta, refs, mime)
 
-    def put_turns(self, data: bytes, meta: dict, conv_id: str, turns: list[dict],
+    def put_turns(self, data: bytes, meta: dict, conv_id: str, turns: list[dict] | TurnColumns,
                   mime: str = RAW_MIME_TEXT) -> PutResult:
-        """Store a chunk and the turns it holds, one reference per turn. Turns: {speaker, ts (ISO 8601 or
-        None), source_id, offset, length, extra}. A chunk whose turns are already recorded (by an earlier
-        batch or earlier in this one) adds nothing: new is False (its blob is rewritten if the file is gone)."""
-        if not turns:
+        """Store a chunk and the turns it holds, one reference per turn. Turns: TurnColumns, or dicts {speaker,
+        ts (ISO 8601 or None), source_id, offset, length, extra}. `meta` need not repeat what the turns say
+        (describe derives conv_id, role, ts and source_id from them). A chunk whose turns are already recorded
+        (by an earlier batch or earlier in this one) adds nothing: new is False (its blob is rewritten if the
+        file is gone)."""
+        columns = turns if isinstance(turns, TurnColumns) else TurnColumns.from_dicts(turns)
+        if not columns.offsets:
             raise EngineError("a chunk stored with turns needs at least one turn")
         digest = hashlib.sha256(data)
         raw_id = raw_id_for(digest.hexdigest())
         if self._turns_record(raw_id) is not None:
             return PutResult(raw_id, False, self._put(data, digest, meta, 0, mime).stored_bytes)
-        record = encode_turns(conv_id, turns, len(data), self._compressor)
-        stored = self._put(data, digest, meta, len(turns), mime).stored_bytes
+        record = encode_turns(conv_id, columns, len(data), self._compressor)
+        stored = self._put(data, digest, meta, len(columns.offsets), mime).stored_bytes
         self._new_turns[raw_id] = record
         self._deleted_turns.discard(raw_id)
         return PutResult(raw_id, True, stored + len(record["turns"]))
@@ -480,15 +577,11 @@ class RawWriter:
         stored = self._stage(relative, data)
         if self._released.get(raw_id) == relative:
             del self._released[raw_id]  # released and stored again in this batch: the file stays
-        self._write(raw_id, {
-            "mime": mime,
-            "len_bytes": len(data),
-            "sha256": sha,
-            "created_at": created,
-            "refcount": refs,
-            "stored_bytes": stored,
-            "meta": meta,
-        })
+        record = {"len_bytes": len(data), "sha256": sha, "created_at": created, "refcount": refs,
+                  "stored_bytes": stored, "meta": meta}
+        if mime != RAW_MIME_TEXT:
+            record["mime"] = mime
+        self._write(raw_id, record)
         return PutResult(raw_id, True, stored)
 
     def acquire(self, raw_id: str, count: int = 1) -> None:
@@ -540,18 +633,15 @@ class RawWriter:
         if final in self._staged:
             return 0
         compressed = self._compressor.compress(data)
-        directory = os.path.dirname(final)
-        if directory not in self._directories:
-            _make_directories(directory)
-            self._directories.add(directory)
         temp = final + TEMP_SUFFIX
-        _write_unsynced(temp, compressed)
+        self.blobs.submit(temp, compressed)
         self._staged[final] = temp
         return len(compressed)
 
     def publish(self) -> None:
         """Rename every staged blob into place, make them durable with one sync_filesystem, then add the
         new turn records numbered in storing order; the caller commits the batch after this returns."""
+        self.blobs.wait()
         if self._staged:
             fs.failpoint("raw.before_rename")
             for final, temp in self._staged.items():
@@ -573,6 +663,7 @@ class RawWriter:
 
     def discard(self, published_too: bool) -> None:
         """Best-effort removal of this batch's files after it failed; what remains is for gc."""
+        self.blobs.wait(raise_error=False)
         paths = list(self._staged.values()) + (self._published if published_too else [])
         for path in paths:
             try:
@@ -588,6 +679,52 @@ class RawWriter:
                 fs.remove(os.path.join(self.raw.store.path, relative))
             except OSError:
                 continue  # left for gc
+
+
+class BlobFileWriter:
+    """Writes a batch's blob temp files, with their directories, on one background thread. Creating a file
+    costs the kernel several times what compressing its chunk costs here, and those system calls release the
+    GIL, so the files are written while the caller encodes the next chunks. Files go to the thread in groups:
+    every hand-over of the GIL between the threads costs both of them time. A failure surfaces at `wait`."""
+
+    def __init__(self):
+        self._executor: ThreadPoolExecutor | None = None
+        self._futures: list = []
+        self._group: list = []  # (path, data) not yet handed to the thread
+        self._directories: set[str] = set()  # known to exist; touched by the writing thread only
+
+    def submit(self, path: str, data: bytes) -> None:
+        self._group.append((path, data))
+        if len(self._group) >= BLOB_GROUP_FILES:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="raw-blobs")
+        self._futures.append(self._executor.submit(self._write_group, self._group))
+        self._group = []
+
+    def _write_group(self, group: list) -> None:
+        for path, data in group:
+            directory = os.path.dirname(path)
+            if directory not in self._directories:
+                _make_directories(directory)
+                self._directories.add(directory)
+            _write_unsynced(path, data)
+
+    def wait(self, raise_error: bool = True) -> None:
+        """Return once every submitted file is written or has failed; then raise the first failure."""
+        if self._group:
+            self._hand_over()
+        futures, self._futures = self._futures, []
+        errors = [error for future in futures if (error := future.exception()) is not None]
+        if errors and raise_error:
+            raise errors[0]
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
 
 
 def _make_directories(directory: str) -> None:

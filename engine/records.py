@@ -57,52 +57,56 @@ class _Columns:
     """Rows appended in (table, key) order, written out as a records segment."""
 
     def __init__(self):
-        self.keys = bytearray()
-        self.values = bytearray()
-        self.key_offsets = [0]
-        self.value_offsets = [0]
-        self.flags = []
-        self.hashes = []
-        self.table_ranges = {}
-        self._table = None
+        self.composites: list = []
+        self.packed_values: list = []  # msgpack bytes, or None for a tombstone
+        self.table_ranges: dict = {}
 
-    def add(self, table: str, composite: bytes, packed_value) -> None:
-        """packed_value: msgpack bytes, or None for a tombstone."""
-        if table != self._table:
-            self.table_ranges[table] = [len(self.flags), len(self.flags)]
-            self._table = table
-        self.keys += composite
-        self.key_offsets.append(len(self.keys))
-        self.hashes.append(key_hash(composite))
-        if packed_value is None:
-            self.flags.append(RECORD_FLAG_TOMBSTONE)
-        else:
-            self.flags.append(0)
-            self.values += packed_value
-        self.value_offsets.append(len(self.values))
-        self.table_ranges[table][1] = len(self.flags)
+    def __len__(self) -> int:
+        return len(self.composites)
+
+    def add_table(self, table: str, composites: list, packed_values: list) -> None:
+        """Rows of one table not seen before, in key order (packed value None: a tombstone)."""
+        start = len(self.composites)
+        self.table_ranges[table] = [start, start + len(composites)]
+        self.composites += composites
+        self.packed_values += packed_values
 
     def write(self, writer: SegmentWriter) -> None:
-        hash_array = np.array(self.hashes, dtype=np.uint64)
+        packed_values = self.packed_values
+        hash_array = np.array([key_hash(composite) for composite in self.composites], dtype=np.uint64)
         order = np.argsort(hash_array, kind="stable")
         writer.add_column("hashes", hash_array[order])
         writer.add_column("hash_rows", order.astype(np.uint32))
-        writer.add_column("key_offsets", np.array(self.key_offsets, dtype=np.uint64))
-        writer.add_bytes("keys", bytes(self.keys))
-        writer.add_column("value_offsets", np.array(self.value_offsets, dtype=np.uint64))
-        writer.add_bytes("values", bytes(self.values))
-        writer.add_column("flags", np.array(self.flags, dtype=np.uint8))
-        writer.set_meta({"tables": self.table_ranges, "count": len(self.flags)})
+        writer.add_column("key_offsets", _offsets(self.composites))
+        writer.add_bytes("keys", b"".join(self.composites))
+        present = [value if value is not None else b"" for value in packed_values]
+        writer.add_column("value_offsets", _offsets(present))
+        writer.add_bytes("values", b"".join(present))
+        writer.add_column("flags", np.array([RECORD_FLAG_TOMBSTONE if value is None else 0 for value in packed_values],
+                                            dtype=np.uint8))
+        writer.set_meta({"tables": self.table_ranges, "count": len(packed_values)})
 
 
-def write_records(writer: SegmentWriter, tables: dict) -> None:
-    """`tables`: {table: {key: value or TOMBSTONE}} (any order); writes every column and the meta."""
+def _offsets(pieces: list) -> np.ndarray:
+    offsets = np.zeros(len(pieces) + 1, dtype=np.uint64)
+    np.cumsum(np.fromiter(map(len, pieces), dtype=np.uint64, count=len(pieces)), out=offsets[1:])
+    return offsets
+
+
+def write_records(writer: SegmentWriter, tables: dict, packed: dict | None = None) -> None:
+    """`tables`: {table: {key: value or TOMBSTONE}} (any order); `packed`: {table: {key: msgpack bytes}} of
+    values already packed (the rest are packed here). Writes every column and the meta."""
     columns = _Columns()
     for table in sorted(tables):
         rows = tables[table]
-        for key in sorted(rows):
-            value = rows[key]
-            columns.add(table, composite_key(table, key), None if value is TOMBSTONE else pack(value))
+        if not rows:
+            continue
+        packed_rows = (packed or {}).get(table, {})
+        keys = sorted(rows)
+        values = [rows[key] for key in keys]
+        columns.add_table(table, [composite_key(table, key) for key in keys],
+                          [None if value is TOMBSTONE else packed_rows.get(key) or pack(value)
+                           for key, value in zip(keys, values)])
     columns.write(writer)
 
 
@@ -112,15 +116,25 @@ def merge_records(writer: SegmentWriter, segments: list) -> int:
     columns = _Columns()
     sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments))]
     previous = None
+    table, composites, packed_values = None, [], []
     for composite, _rank, packed_value in heapq.merge(*sources):
         if composite == previous:
             continue  # an older version of a key already taken (or dropped)
         previous = composite
-        if packed_value is not None:
-            columns.add(composite[: composite.index(b"\0")].decode("utf-8"), composite, packed_value)
-    if columns.flags:
+        if packed_value is None:
+            continue
+        name = composite[: composite.index(b"\0")].decode("utf-8")
+        if name != table:
+            if composites:
+                columns.add_table(table, composites, packed_values)
+            table, composites, packed_values = name, [], []
+        composites.append(composite)
+        packed_values.append(packed_value)
+    if composites:
+        columns.add_table(table, composites, packed_values)
+    if len(columns):
         columns.write(writer)
-    return len(columns.flags)
+    return len(columns)
 
 
 class RecordsSegment:
@@ -146,9 +160,10 @@ class RecordsSegment:
         """Columns as memoryviews: indexing a memoryview and `bisect` cost a fraction of numpy's per-call
         overhead, which dominates a single point read."""
         if self._columns is None:
-            column = self.segment.column
-            arrays = (column("hashes"), column("hash_rows"), column("key_offsets"), column("keys"),
-                      column("value_offsets"), column("values"), column("flags"))
+            names = ("hashes", "hash_rows", "key_offsets", "keys", "value_offsets", "values", "flags")
+            # Columns are checked block by block as rows are read, so a cold point read hashes a few
+            # blocks instead of the whole (often largest) values column.
+            arrays = tuple(self.segment.column(name, verify=False) for name in names)
             self._validate(*arrays)
             self._columns = tuple(_native_view(array) for array in arrays)
         return self._columns
@@ -158,27 +173,44 @@ class RecordsSegment:
         if not (len(hashes) == len(hash_rows) == len(flags) == count
                 and len(key_offsets) == len(value_offsets) == count + 1):
             raise CorruptionError(self.path, None, "records columns disagree on the record count")
-        if count and (int(key_offsets[-1]) != len(keys) or int(value_offsets[-1]) != len(values)
-                      or int(hash_rows.max()) >= count):
+        self.segment.verify_items("key_offsets", count, count + 1)
+        self.segment.verify_items("value_offsets", count, count + 1)
+        if count and (int(key_offsets[-1]) != len(keys) or int(value_offsets[-1]) != len(values)):
             raise CorruptionError(self.path, None, "records offsets point outside their columns")
 
     def _key_at(self, row: int) -> bytes:
         key_offsets, keys = self._columns[2], self._columns[3]
-        return bytes(keys[key_offsets[row]: key_offsets[row + 1]])
+        verify = self.segment.verify_items
+        verify("key_offsets", row, row + 2)
+        start, end = key_offsets[row], key_offsets[row + 1]
+        verify("keys", start, end)
+        return bytes(keys[start:end])
 
     def _value_at(self, row: int):
         value_offsets, values, flags = self._columns[4], self._columns[5], self._columns[6]
+        verify = self.segment.verify_items
+        verify("flags", row, row + 1)
         if flags[row] & RECORD_FLAG_TOMBSTONE:
             return TOMBSTONE
-        start = value_offsets[row]
-        return unpack(values[start: value_offsets[row + 1]], self.path, start)
+        verify("value_offsets", row, row + 2)
+        start, end = value_offsets[row], value_offsets[row + 1]
+        verify("values", start, end)
+        return unpack(values[start:end], self.path, start)
 
     def get(self, composite: bytes, hashed: int):
         """(found, value-or-TOMBSTONE)."""
         hashes, hash_rows = self._load()[:2]
         position = bisect.bisect_left(hashes, hashed)
-        while position < len(hashes) and hashes[position] == hashed:
+        verify = self.segment.verify_items
+        self.segment.verify_bisect("hashes", position)
+        while position < len(hashes):
+            verify("hashes", position, position + 1)
+            if hashes[position] != hashed:
+                break
+            verify("hash_rows", position, position + 1)
             row = hash_rows[position]
+            if row >= self.count:
+                raise CorruptionError(self.path, None, f"record hash row {row} is out of range")
             if self._key_at(row) == composite:
                 return True, self._value_at(row)
             position += 1
@@ -187,6 +219,7 @@ class RecordsSegment:
     def raw_rows(self, rank: int):
         """(composite key, rank, msgpack bytes or None for a tombstone) of every row, in key order."""
         self._load()
+        self.segment.verify()  # compaction reads every byte: checked in one pass
         key_offsets, keys, value_offsets, values, flags = self._columns[2:7]
         for row in range(self.count):
             packed = None if flags[row] & RECORD_FLAG_TOMBSTONE else bytes(values[value_offsets[row]: value_offsets[row + 1]])

@@ -3,13 +3,15 @@
     header    magic | version | kind | header CRC                       (32 bytes)
     column 0  raw array bytes, starting on a 64-byte boundary
     ...
-    directory msgpack {kind, columns: [[name, dtype, shape, offset, length, crc]], meta}
+    directory msgpack {kind, checksum_block, columns: [[name, dtype, shape, offset, length, block_crcs]], meta}
     footer    directory offset | directory length | directory CRC | version | magic   (32 bytes)
 
 Every kind (records, text postings, graph CSR, vectors) is this container with its own columns, so one
 writer, one reader and one checker serve them all. A segment is complete iff its footer magic, directory
-CRC and version are valid; a column's CRC is checked the first time the column is read in a process, so a
-cold command pays only for the columns it touches. Columns are read-only numpy views over one mmap.
+CRC and version are valid. Each column is checksummed in blocks of `checksum_block` bytes (LevelDB keeps a
+CRC per table block for the same reason: a point read must not hash the whole file); a block's CRC is
+checked the first time a read touches it in a process, so a cold command pays only for the bytes it reads.
+Columns are read-only numpy views over one mmap; the CRCs live in the directory, so the views stay contiguous.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from engine.codec import crc32, pack, unpack
 from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import (
     FORMAT_VERSION,
+    SEGMENT_CHECKSUM_BLOCK_BYTES,
     SEGMENT_COLUMN_ALIGNMENT,
     SEGMENT_FOOTER_FORMAT,
     SEGMENT_FOOTER_MAGIC,
@@ -34,6 +37,7 @@ from engine.format import (
     SEGMENT_HEADER_SIZE,
     SEGMENT_KIND_BYTES,
     SEGMENT_MAGIC,
+    SEGMENT_MAX_CHECKSUM_BLOCK_BYTES,
     SEGMENT_MAX_DIRECTORY_BYTES,
     TEMP_SUFFIX,
 )
@@ -80,7 +84,7 @@ class SegmentWriter:
             self._write(bytes(padding))
         flat = np.ascontiguousarray(array.reshape(-1))
         data = flat.view(np.uint8) if flat.size else b""
-        self._columns.append([name, array.dtype.str, list(array.shape), self._size, len(data), crc32(data)])
+        self._columns.append([name, array.dtype.str, list(array.shape), self._size, len(data), block_crcs(data)])
         self._write(data)
 
     def add_bytes(self, name: str, data: bytes) -> None:
@@ -91,7 +95,8 @@ class SegmentWriter:
 
     def finish(self) -> dict:
         """Publish: fsync the file, rename into place, fsync the directory. Returns the MANIFEST entry."""
-        directory = pack({"kind": self.kind, "columns": self._columns, "meta": self._meta})
+        directory = pack({"kind": self.kind, "checksum_block": SEGMENT_CHECKSUM_BLOCK_BYTES, "columns": self._columns,
+                          "meta": self._meta})
         directory_offset = self._size
         self._write(directory)
         footer = _footer.pack(directory_offset, len(directory), crc32(directory), FORMAT_VERSION, 0,
@@ -117,16 +122,30 @@ class SegmentWriter:
         fs.remove(self._temp)
 
 
+class _Blocks:
+    """Which checksum blocks of one column this process has verified."""
+
+    __slots__ = ("crcs", "verified", "unverified")
+
+    def __init__(self, crcs: bytes):
+        self.crcs = np.frombuffer(crcs, dtype="<u4").tolist()
+        self.verified = bytearray(len(self.crcs))
+        self.unverified = len(self.crcs)
+
+
 class Segment:
     """A published segment, mapped read-only."""
 
-    def __init__(self, path: str, kind: str, meta: dict, columns: dict, buffer):
+    def __init__(self, path: str, kind: str, meta: dict, columns: dict, buffer, block: int | None):
         self.path = path
         self.kind = kind
         self.meta = meta
-        self._columns = columns
+        self._columns = columns  # name → (dtype, shape, offset, length, block CRCs as u32 LE bytes)
         self._buffer = buffer
-        self._verified: set = set()
+        self._view = memoryview(buffer)
+        self._block = block  # None: a version-1 segment, one block per column
+        self._blocks: dict = {}  # name → _Blocks, made when a read first touches the column
+        self._complete: set = set()  # names whose every block is verified
 
     @classmethod
     def open(cls, path: str, expected_size: int | None = None) -> "Segment":
@@ -147,11 +166,12 @@ class Segment:
         entries, meta = directory.get("columns", []), directory.get("meta") or {}
         if not isinstance(entries, list) or not isinstance(meta, dict):
             raise CorruptionError(path, None, "segment directory lacks a column list or a meta map")
+        block = _checksum_block(directory, path)
         columns = {}
         for entry in entries:
-            name, dtype, shape, offset, length, crc = _column_entry(entry, path, size)
-            columns[name] = (dtype, shape, offset, length, crc)
-        return cls(path, kind, meta, columns, buffer)
+            name, *column = _column_entry(entry, path, size, block)
+            columns[name] = tuple(column)
+        return cls(path, kind, meta, columns, buffer, block)
 
     def names(self) -> list[str]:
         return list(self._columns)
@@ -159,29 +179,106 @@ class Segment:
     def has(self, name: str) -> bool:
         return name in self._columns
 
-    def column(self, name: str, verify: bool = True) -> np.ndarray:
+    def _entry(self, name: str) -> tuple:
         try:
-            dtype, shape, offset, length, crc = self._columns[name]
+            return self._columns[name]
         except KeyError:
             raise CorruptionError(self.path, None, f"segment has no column {name!r}") from None
-        if verify and name not in self._verified:
-            if crc32(memoryview(self._buffer)[offset: offset + length]) != crc:
-                raise CorruptionError(self.path, offset, f"column {name!r} checksum mismatch")
-            self._verified.add(name)
-        count = length // dtype.itemsize if dtype.itemsize else 0
-        array = np.frombuffer(self._buffer, dtype=dtype, count=count, offset=offset)
+
+    def column(self, name: str, verify: bool = True) -> np.ndarray:
+        """The whole column; `verify` checks every block not yet checked. Readers that touch a small part of
+        a large column take it with verify=False and call `verify_items` for the part they read."""
+        dtype, shape, offset, length, crcs = self._entry(name)
+        if verify and name not in self._complete:
+            self._verify_blocks(name, 0, len(crcs) // 4)
+        array = np.frombuffer(self._buffer, dtype=dtype, count=length // dtype.itemsize, offset=offset)
         return array.reshape(shape)
+
+    def verify_items(self, name: str, start: int, stop: int) -> None:
+        """Check the blocks holding items [start, stop) of the flattened column (item = one dtype value)."""
+        if name in self._complete:
+            return
+        dtype, _shape, _offset, length, _crcs = self._entry(name)
+        first, end = max(start, 0) * dtype.itemsize, min(stop * dtype.itemsize, length)
+        if first < end:
+            block = self._block or length
+            first, last = first // block, (end - 1) // block
+            if first == last:
+                self._verify_block(name, first)
+            else:
+                self._verify_blocks(name, first, last + 1)
+
+    def verify_bisect(self, name: str, position: int) -> None:
+        """Check the blocks a binary search (bisect_left) of a sorted 1-D column read to return `position`.
+
+        The probes follow from the answer alone (a probe below `position` compared smaller, the others not),
+        so the check replays them after a fast search instead of slowing every probe down."""
+        if name in self._complete:
+            return
+        dtype, _shape, _offset, length, _crcs = self._entry(name)
+        per_block = (self._block or length) // dtype.itemsize
+        low, high = 0, length // dtype.itemsize
+        while low < high:
+            last_window = low // per_block == (high - 1) // per_block  # it holds every later probe
+            middle = low if last_window else (low + high) // 2
+            self._verify_block(name, middle // per_block)
+            if last_window:
+                return
+            if middle < position:
+                low = middle + 1
+            else:
+                high = middle
+
+    def items(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Items [start, stop) of a 1-D column, their blocks checked: a zero-copy view."""
+        if not 0 <= start <= stop:
+            raise ValueError(f"item range {start}..{stop} of column {name!r}")  # a negative start would wrap
+        self.verify_items(name, start, stop)
+        return self.column(name, verify=False)[start:stop]
+
+    def _verify_block(self, name: str, index: int) -> None:
+        blocks = self._blocks.get(name)
+        if blocks is None or not blocks.verified[index]:
+            self._verify_blocks(name, index, index + 1)
+
+    def _verify_blocks(self, name: str, first: int, end: int) -> None:
+        blocks = self._blocks.get(name)
+        if blocks is None:
+            blocks = self._blocks[name] = _Blocks(self._columns[name][4])
+        verified = blocks.verified
+        _dtype, _shape, offset, length, _crcs = self._columns[name]
+        block = self._block or length
+        for index in range(first, end):
+            if verified[index]:
+                continue
+            start = offset + index * block
+            stop = min(start + block, offset + length)
+            if crc32(self._view[start:stop]) != blocks.crcs[index]:
+                raise CorruptionError(self.path, start, f"column {name!r} checksum mismatch in block {index} "
+                                                        f"(file bytes {start}..{stop})")
+            verified[index] = 1
+            blocks.unverified -= 1
+        if not blocks.unverified:
+            self._complete.add(name)
 
     def bytes(self, name: str) -> memoryview:
         return memoryview(self.column(name))
 
     def verify(self) -> None:
-        """Check every column's CRC (used by `memctl check`)."""
+        """Check every block of every column (used by `memctl check`)."""
         for name in self._columns:
             self.column(name)
 
     def file_crc(self) -> int:
         return crc32(self._buffer)
+
+
+def block_crcs(data) -> bytes:
+    """CRC of each SEGMENT_CHECKSUM_BLOCK_BYTES block of `data` (the last may be shorter), as u32 LE."""
+    view = memoryview(data).cast("B")
+    crcs = [crc32(view[start: start + SEGMENT_CHECKSUM_BLOCK_BYTES])
+            for start in range(0, len(view), SEGMENT_CHECKSUM_BLOCK_BYTES)]
+    return np.array(crcs, dtype="<u4").tobytes()
 
 
 def _check_header(buffer, path: str) -> str:
@@ -216,20 +313,34 @@ def _read_directory(buffer, path: str, size: int) -> dict:
     return directory
 
 
-def _column_entry(entry, path: str, size: int):
+def _checksum_block(directory: dict, path: str) -> int | None:
+    """The directory's block size; None for a version-1 segment, whose columns each carry one CRC."""
+    block = directory.get("checksum_block")
+    if block is None:
+        return None
+    if type(block) is not int or not 0 < block <= SEGMENT_MAX_CHECKSUM_BLOCK_BYTES:
+        raise CorruptionError(path, None, f"segment directory names a checksum block of {block!r} bytes")
+    return block
+
+
+def _column_entry(entry, path: str, size: int, block: int | None) -> tuple:
     try:
-        name, dtype_text, shape, offset, length, crc = entry
+        name, dtype_text, shape, offset, length, crcs = entry
         dtype = np.dtype(dtype_text)
         shape = tuple(int(extent) for extent in shape)
     except (TypeError, ValueError, KeyError, OverflowError):
         raise CorruptionError(path, None, f"segment directory entry {entry!r} is malformed") from None
     # The directory's CRC only proves it is what was written; a crafted one must still not reach numpy.
-    if not all(type(value) is int for value in (offset, length, crc)) or min(shape, default=0) < 0 \
-            or dtype.itemsize == 0:
+    if not all(type(value) is int for value in (offset, length)) or min(shape, default=0) < 0 \
+            or dtype.itemsize == 0 or type(name) is not str:
         raise CorruptionError(path, None, f"segment directory entry {entry!r} is malformed")
     if dtype.hasobject or offset < SEGMENT_HEADER_SIZE or offset + length > size - SEGMENT_FOOTER_SIZE:
         raise CorruptionError(path, offset, f"column {name!r} lies outside the segment body")
     expected = math.prod(shape) * dtype.itemsize
     if expected != length:
         raise CorruptionError(path, offset, f"column {name!r}: shape {shape} needs {expected} bytes, has {length}")
-    return name, dtype, shape, offset, length, crc
+    if block is None and type(crcs) is int and 0 <= crcs < 1 << 32:  # version 1: the column is one block
+        return name, dtype, shape, offset, length, struct.pack("<I", crcs) if length else b""
+    if block is None or type(crcs) is not bytes or len(crcs) != 4 * -(-length // block):
+        raise CorruptionError(path, offset, f"column {name!r}: its block checksums do not cover its {length} bytes")
+    return name, dtype, shape, offset, length, crcs

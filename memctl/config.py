@@ -122,10 +122,33 @@ DEFAULTS: dict = {
     "engine": {
         "flush_bytes": 8 * MIB,
     },
+    "r2g": {
+        # memctl/r2g (builder.py, emit.py, extract.importance; memctl.r2g.settings reads these).
+        # batch_turns: turns per committed batch (one WAL record); similar_*: SIMILAR_TO from keyword Jaccard
+        # overlap, at most similar_cap per Episode; same_event_days: R2G-5's time window for SAME_AS.
+        # source_trust / external_trust: the source_trust term of R2G-4's edge weight for rule-built and
+        # imported evidence; untimed_recency_boost: its recency term for evidence without a timestamp.
+        "batch_turns": 1000,
+        "source_trust": 0.8,
+        "external_trust": 0.6,
+        "untimed_recency_boost": 0.5,
+        "similar_threshold": 0.3,
+        "similar_cap": 8,
+        "same_event_days": 1,
+        # R2G-4: edge.weight = 0.5·conf_extract + 0.3·source_trust + 0.2·recency_boost.
+        "edge_weight": {"confidence": 0.5, "source_trust": 0.3, "recency_boost": 0.2},
+        # Initial Episode importance (memctl.r2g.extract.importance documents the heuristic).
+        "importance": {"base": 0.3, "preference": 0.2, "lexicon_fact": 0.1, "lexicon_fact_cap": 0.2,
+                       "named": 0.1, "dated": 0.1, "arousal": 0.1, "long_turn": 0.05, "long_turn_chars": 200,
+                       "small_talk": -0.2, "floor": 0.05},
+        # A directory whose lexicon files (predicates.yaml, aliases.yaml, concepts.yaml, gazetteer.yaml,
+        # en_words.yaml, zh_words.yaml, sentiment.yaml) replace the shipped ones of memctl/data.
+        "lexicon_directory": None,
+    },
 }
 
 # Keys whose value may be null in DEFAULTS but a string (a path) when set.
-_OPTIONAL_PATHS = {"index.stopwords_zh", "index.stopwords_en", "index.user_dictionary"}
+_OPTIONAL_PATHS = {"index.stopwords_zh", "index.stopwords_en", "index.user_dictionary", "r2g.lexicon_directory"}
 # Maps whose keys are open-ended (node or edge type names), so unknown keys are allowed there.
 _OPEN_MAPS = {"recall.ann_top", "recall.field_weights", "weights.tau_days", "graph.edge_weights", "graph.degree_cap",
               "index.field_weights"}

@@ -99,10 +99,12 @@ def _digest(*parts: object) -> str:
 
 def node_id(node_type: NodeType | str, tenant: str, *natural_key: object) -> str:
     """A stable node id: the same (type, tenant, natural key) always gives the same id."""
-    node_type = NodeType(node_type)
+    if not isinstance(node_type, NodeType):
+        node_type = NodeType(node_type)
     return f"{_NODE_PREFIX[node_type]}_{_digest(node_type.value, tenant, *natural_key)}"
 
 
+@lru_cache(maxsize=1 << 16)  # a conversation names the same people and things again and again
 def entity_id(tenant: str, name: str, entity_type: str) -> str:
     """Entities are deduplicated by (normalised name, type, tenant) (seed R2G-2)."""
     return node_id(NodeType.ENTITY, tenant, normalize_text(name), entity_type)
@@ -127,12 +129,18 @@ def fingerprint(normalized_text: str, node_type: NodeType | str, time_bucket: st
     return _digest("fp", normalize_text(normalized_text), NodeType(node_type).value, time_bucket or "")
 
 
-def edge_weight(confidence: float, source_trust: float, recency_boost: float) -> float:
-    """R2G-4: edge.weight = 0.5*conf_extract + 0.3*source_trust + 0.2*recency_boost, each input in [0, 1]."""
+def edge_weight(confidence: float, source_trust: float, recency_boost: float, weights: tuple | None = None) -> float:
+    """R2G-4: edge.weight = 0.5*conf_extract + 0.3*source_trust + 0.2*recency_boost, each input in [0, 1];
+    `weights` replaces the three factors (default: the r2g.edge_weight settings)."""
     for name, value in (("confidence", confidence), ("source_trust", source_trust), ("recency_boost", recency_boost)):
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name} must be within [0, 1], got {value!r}")
-    return 0.5 * confidence + 0.3 * source_trust + 0.2 * recency_boost
+    if weights is None:
+        from memctl.config import DEFAULTS
+
+        weights = tuple(DEFAULTS["r2g"]["edge_weight"][name] for name in ("confidence", "source_trust", "recency_boost"))
+    confidence_weight, trust_weight, recency_weight = weights
+    return confidence_weight * confidence + trust_weight * source_trust + recency_weight * recency_boost
 
 
 @dataclass(slots=True)

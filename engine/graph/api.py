@@ -11,6 +11,7 @@ Python objects.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import time
@@ -100,13 +101,12 @@ class GraphBatch:
         self._first_ids: dict = {}
 
     def _get(self, table: str, key: str):
-        if (table, key) in self.pending:
-            return self.pending[(table, key)]
-        if self.memo is not None:
+        if self.memo is not None:  # what the memo keeps never goes to `pending`
             found, record = self.memo.get(table, key)
             if found:
                 return record
-        return self.store.get(table, key)
+        pending = self.pending.get((table, key), _ABSENT)
+        return self.store.get(table, key) if pending is _ABSENT else pending
 
     def _allocate(self, counter: str) -> int:
         """Next id of `counter`; `finish` reserves the whole run with one counter operation."""
@@ -157,13 +157,10 @@ class GraphBatch:
         _check_key(key, "node key")
         now = self.graph.clock()
         existing = self.node(key)
-        record = {"id": existing["id"] if existing else self._allocate(GRAPH_NODE_COUNTER),
-                  "type": self.type_id("node", node_type),
-                  "created_at": existing["created_at"] if existing else _time(created_at, now, "created_at"),
-                  "updated_at": now}
-        properties = _properties(properties)
-        if properties:
-            record["props"] = properties
+        record = _node_record(existing["id"] if existing else self._allocate(GRAPH_NODE_COUNTER),
+                              self.type_id("node", node_type),
+                              existing["created_at"] if existing else _time(created_at, now, "created_at"), now,
+                              _properties(properties))
         self._put(GRAPH_NODE_TABLE, key, record)
         return record["id"]
 
@@ -215,16 +212,12 @@ class GraphBatch:
         existing = self.edge(key)
         if existing and (existing["src"], existing["dst"]) != (source_record["id"], target_record["id"]):
             raise InputError(f"edge {key!r} already joins other nodes; delete it first")
-        record = {"id": existing["id"] if existing else self._allocate(GRAPH_EDGE_COUNTER),
-                  "src": source_record["id"], "dst": target_record["id"], "type": self.type_id("edge", edge_type),
-                  "weight": _number(weight, "weight", 0.0, math.inf),
-                  "confidence": _number(confidence, "confidence", 0.0, 1.0), "ts": _time(ts, now, "ts"),
-                  "created_at": existing["created_at"] if existing else now, "updated_at": now}
-        # Absent rather than null or empty: every byte of a record is written twice (WAL, then segment).
-        for name, value in (("since", _time(since, None, "since")), ("until", _time(until, None, "until")),
-                            ("props", _properties(properties)), ("custom", key != default_key)):
-            if value:
-                record[name] = value
+        record = _edge_record(existing["id"] if existing else self._allocate(GRAPH_EDGE_COUNTER),
+                              source_record["id"], target_record["id"], self.type_id("edge", edge_type),
+                              _number(weight, "weight", 0.0, math.inf), _number(confidence, "confidence", 0.0, 1.0),
+                              _time(ts, now, "ts"), existing["created_at"] if existing else now, now,
+                              _time(since, None, "since"), _time(until, None, "until"), _properties(properties),
+                              key != default_key)
         self._put(GRAPH_EDGE_TABLE, key, record)
         return key
 
@@ -268,6 +261,134 @@ class GraphBatch:
             raise InputError(f"no edge {key!r}")
         return record
 
+    # --- bulk: an import's runs of node lines and of edge lines --------------------------------------------
+
+    def add_new_nodes(self, rows: list) -> bool:
+        """add_node(*row) for every (key, type, properties, created_at) row at once, when each creates a new,
+        well-formed node (what an import mostly holds); otherwise False, having written nothing, and the
+        caller goes row by row, which names the problem."""
+        memo, now = self.memo, self.graph.clock()
+        if memo is None or not rows:
+            return False
+        keys, node_types, properties, created = zip(*rows)
+        if not (_plain_keys(keys, distinct=True) and memo.all_absent(memo.nodes, keys)
+                and _plain_properties(properties)):
+            return False
+        times = _plain_numbers(created, -math.inf, math.inf, now)
+        type_ids = None if times is None else self._type_ids_at_once("node", node_types)  # registers new types
+        if type_ids is None:
+            return False
+        first = self._allocate_run(GRAPH_NODE_COUNTER, len(rows))
+        records = [_node_record(first + index, type_ids[node_type], moment, now, dict(value) if value else None)
+                   for index, (node_type, moment, value) in enumerate(zip(node_types, times, properties))]
+        self.batch.put_many(GRAPH_NODE_TABLE, keys, records)
+        memo.nodes.update(zip(keys, [(record["id"], record["created_at"]) for record in records]))
+        return True
+
+    def add_new_edges(self, rows: list) -> bool:
+        """add_edge(*row) for every (source, type, target, weight, confidence, ts, since, until, properties,
+        key) row at once, when each creates a new edge under its default key between live nodes, with plain
+        numbers; otherwise False, having written nothing (see add_new_nodes)."""
+        memo, now = self.memo, self.graph.clock()
+        if memo is None or not rows:
+            return False
+        sources, edge_types, targets, weights, confidences, times, since, until, properties, keys = zip(*rows)
+        if keys.count(None) != len(rows) or since.count(None) != len(rows) or until.count(None) != len(rows):
+            return False
+        if not (_plain_keys(sources) and _plain_keys(targets) and _all_of_type(edge_types, str)):
+            return False
+        ends = list(map(memo.nodes.get, sources)), list(map(memo.nodes.get, targets))  # (id, created_at)
+        if None in ends[0] or None in ends[1]:
+            return False
+        keys = list(map(edge_key, sources, edge_types, targets))
+        if not (_plain_keys(keys, distinct=True) and memo.all_absent(memo.edges, keys)
+                and _plain_properties(properties)):
+            return False
+        weights, confidences = _plain_numbers(weights, 0.0, math.inf), _plain_numbers(confidences, 0.0, 1.0)
+        times = _plain_numbers(times, -math.inf, math.inf, now)
+        if weights is None or confidences is None or times is None:
+            return False
+        type_ids = self._type_ids_at_once("edge", edge_types)  # registers new types: the last check
+        if type_ids is None:
+            return False
+        first = self._allocate_run(GRAPH_EDGE_COUNTER, len(rows))
+        records = [_edge_record(first + index, source[0], target[0], type_ids[name], weight, confidence, moment, now,
+                                now, None, None, dict(value) if value else None, False)
+                   for index, (source, target, name, weight, confidence, moment, value)
+                   in enumerate(zip(*ends, edge_types, weights, confidences, times, properties))]
+        self.batch.put_many(GRAPH_EDGE_TABLE, keys, records)
+        memo.edges.update(zip(keys, [(record["id"], record["src"], record["dst"], now) for record in records]))
+        return True
+
+    def _type_ids_at_once(self, kind: str, names) -> dict | None:
+        """{name: id} for `names`, registering new ones in order of first use; None if one is not a valid name
+        or they would be too many (nothing registered then)."""
+        if not _all_of_type(names, str):
+            return None
+        known = self.graph.type_ids(kind)
+        new = [name for name in dict.fromkeys(names) if name not in known]
+        if not all(TYPE_NAME.match(name) for name in new):
+            return None
+        counter = _TYPE_COUNTERS[kind]
+        if self._next_ids.get(counter, self.store.counter(counter)) + len(new) > GRAPH_MAX_TYPES:
+            return None
+        return {**known, **{name: self.type_id(kind, name) for name in new}}
+
+    def _allocate_run(self, counter: str, count: int) -> int:
+        first = self._allocate(counter)
+        self._next_ids[counter] = first + count
+        return first
+
+
+def _node_record(node_id: int, type_id: int, created_at, now: float, properties) -> dict:
+    record = {"id": node_id, "type": type_id, "created_at": created_at, "updated_at": now}
+    if properties:
+        record["props"] = properties
+    return record
+
+
+def _edge_record(edge_id: int, source: int, target: int, type_id: int, weight: float, confidence: float, ts,
+                 created_at, now: float, since, until, properties, custom: bool) -> dict:
+    record = {"id": edge_id, "src": source, "dst": target, "type": type_id, "weight": weight,
+              "confidence": confidence, "ts": ts, "created_at": created_at, "updated_at": now}
+    # Absent rather than null or empty: every byte of a record is written twice (WAL, then segment).
+    if since:
+        record["since"] = since
+    if until:
+        record["until"] = until
+    if properties:
+        record["props"] = properties
+    if custom:
+        record["custom"] = custom
+    return record
+
+
+def _all_of_type(values, *types) -> bool:
+    return set(map(type, values)) <= set(types)
+
+
+def _plain_keys(keys, distinct: bool = False) -> bool:
+    """Keys that _check_key accepts without measuring their UTF-8 (others go row by row)."""
+    return (_all_of_type(keys, str) and 0 < min(map(len, keys)) and max(map(len, keys)) <= MAX_KEY_BYTES // 4
+            and "\0" not in "".join(keys) and (not distinct or len(set(keys)) == len(keys)))
+
+
+def _plain_properties(values) -> bool:
+    present = [value for value in values if value is not None]
+    return _all_of_type(present, dict) and _all_of_type(itertools.chain.from_iterable(present), str)
+
+
+def _plain_numbers(values, low: float, high: float, default: float | None = None) -> list | None:
+    """`values` as floats when each is a finite int or float within [low, high] (or None, given a `default`
+    for it), else None."""
+    if not _all_of_type(values, float, int, *(() if default is None else (type(None),))):
+        return None
+    numbers = [default if value is None else float(value) for value in values]
+    array = np.array(numbers, dtype=np.float64)
+    if not (np.isfinite(array).all() and (array >= low).all() and (array <= high).all()):
+        return None
+    return numbers
+
 
 class ImportMemo:
     """What a bulk import's earlier batches wrote, reduced to the fields add_node and add_edge read back.
@@ -293,6 +414,13 @@ class ImportMemo:
                 return found is None or self.store_is_empty, None
             return True, {"id": found[0], "src": found[1], "dst": found[2], "created_at": found[3], "deleted": False}
         return False, None
+
+    def all_absent(self, known: dict, keys) -> bool:
+        """Whether none of `keys` has a live record in `known` (self.nodes or self.edges) nor, as far as the
+        memo can tell, in the store."""
+        if self.store_is_empty:
+            return not any(map(known.get, keys))
+        return all(known.get(key, _ABSENT) is None for key in keys)
 
     def remember(self, table: str, key: str, value) -> bool:
         """Keep what a record written now means for later lines; False for tables the memo does not keep."""
@@ -321,9 +449,10 @@ class GraphStore:
         self._types: dict = {}
 
     @contextmanager
-    def batch(self, memo: "ImportMemo | None" = None):
-        """`with graph.batch() as writer:` several writes, one WAL record and one fsync."""
-        with self.store.batch() as batch:
+    def batch(self, memo: "ImportMemo | None" = None, owned: bool = False):
+        """`with graph.batch() as writer:` several writes, one WAL record and one fsync. owned=True: every
+        property value comes from a JSON decoder (no tuples, nothing the caller keeps), see Store.commit."""
+        with self.store.batch(owned) as batch:
             writer = GraphBatch(self, batch, memo)
             yield writer
             writer.finish()
@@ -524,6 +653,8 @@ def _check_key(key, what: str) -> None:
 
 
 def _number(value, name: str, low: float, high: float) -> float:
+    if type(value) is float and math.isfinite(value) and low <= value <= high:  # the common case, at once
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
             not low <= value <= high:
         raise InputError(f"{name} must be a finite number in [{low}, {high}], not {value!r}")
@@ -534,6 +665,8 @@ def _time(value, default, name: str):
     """Seconds since the epoch from a number or an ISO 8601 string; `default` when None."""
     if value is None:
         return default
+    if type(value) is float and math.isfinite(value):
+        return value
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)

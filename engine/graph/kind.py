@@ -22,6 +22,7 @@ import json
 
 import numpy as np
 
+from engine.arrays import sorted_unique
 from engine.errors import CorruptionError
 from engine.format import (
     GRAPH_DEAD_TABLE,
@@ -244,7 +245,7 @@ def _check_record_arrays(edges: dict, nodes: dict) -> None:
     if (edges["id"] < 0).any() or (edges["source"] < 0).any() or (edges["target"] < 0).any() or \
             (nodes["id"] < 0).any():
         raise CorruptionError(_RECORDS_PATH, None, "a graph record holds a negative id")
-    if len(np.unique(nodes["id"])) != len(nodes["id"]):
+    if len(sorted_unique(nodes["id"])) != len(nodes["id"]):
         raise CorruptionError(_RECORDS_PATH, None, "two graph.node records share an internal id")
     if not np.isfinite(edges["weight"]).all() or (edges["weight"] < 0).any():
         raise CorruptionError(_RECORDS_PATH, None, "a graph.edge record has a negative or non-finite weight")

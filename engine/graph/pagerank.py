@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.arrays import sorted_unique
 from engine.graph.traverse import gather
 from engine.graph.view import GraphView
 
@@ -77,7 +78,7 @@ def transition(view: GraphView, nodes=None, weights: np.ndarray | None = None, d
         node = view.live_nodes()
         edges = gather(view, None, direction, types, detail=False)
     else:
-        node = np.unique(np.asarray(nodes, dtype=np.int64))
+        node = sorted_unique(np.asarray(nodes, dtype=np.int64))
         node = node[view.alive(node)]
         edges = gather(view, node, direction, types, detail=False)
     source, target, inside = _local_ids(view, node, edges)
@@ -121,7 +122,8 @@ def personalized_pagerank(view: GraphView, seeds, seed_weights=None, nodes=None,
     Seeds outside the subset or deleted are ignored; with no usable seed every score is 0.
     """
     if nodes is not None:
-        nodes = np.union1d(np.asarray(nodes, dtype=np.int64), np.asarray(seeds, dtype=np.int64))
+        nodes = sorted_unique(np.concatenate([np.asarray(nodes, dtype=np.int64).reshape(-1),
+                                              np.asarray(seeds, dtype=np.int64).reshape(-1)]))
     walk = transition(view, nodes, weights, direction, types)
     return power_iteration(walk, seeds, seed_weights, damping, iterations, tolerance, kernel)
 

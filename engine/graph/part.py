@@ -249,9 +249,26 @@ class GraphPart:
         if self.dense and len(dead) and (np.isin(source, dead).any() or np.isin(target, dead).any()):
             self._fail("a compacted segment holds an edge of a deleted node")
 
+    def _out_positions_of(self, rows: np.ndarray) -> np.ndarray:
+        """Positions of edge rows in the out adjacency. For a few rows (a query's result keys), one pass over
+        out.edge_row costs a fraction of building and checking the whole inverse permutation."""
+        if "_out_position" in self.__dict__ or len(rows) * 16 > self.meta["edges"]:
+            return self._out_position[rows]
+        edge_row = self.out.edge_row
+        wanted = np.zeros(self.meta["edges"], bool)
+        wanted[rows] = True
+        positions = np.flatnonzero(wanted[edge_row])
+        found = edge_row[positions]
+        order = np.argsort(found)
+        found, positions = found[order], positions[order]
+        index = np.minimum(np.searchsorted(found, rows), max(len(found) - 1, 0))
+        if len(rows) and (len(found) == 0 or (found[index] != rows).any()):
+            self._fail("out.edge_row is not a permutation of the edge rows")
+        return positions[index]
+
     def edge_ends(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(source, target, type) of edge rows, read from the out adjacency."""
-        position = self._out_position[rows]
+        position = self._out_positions_of(np.asarray(rows, dtype=np.int64))
         row = np.searchsorted(self.out.indptr, position, side="right") - 1
         source = row if self.out.rows is None else self.out.rows[row]
         return source.astype(np.int64), self.out.neighbor[position].astype(np.int64), self.out.edge_type[position]

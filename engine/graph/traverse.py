@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.arrays import sorted_unique
 from engine.graph.view import GraphView
 
 DIRECTIONS = ("out", "in", "both")
@@ -120,7 +121,7 @@ def neighbors(view: GraphView, node: int, direction: str = "out", types=None, li
 def khop(view: GraphView, seeds, k: int, types=None, direction: str = "out", max_nodes: int | None = None,
          cap: DegreeCap | None = None) -> Reached:
     """Nodes within `k` hops of `seeds`, each with its hop and the path edge that first reached it."""
-    seeds = np.unique(_check_ids(view, seeds))
+    seeds = sorted_unique(_check_ids(view, seeds))
     seeds = seeds[view.alive(seeds)]
     if max_nodes is not None:
         seeds = seeds[:max_nodes]

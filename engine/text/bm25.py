@@ -65,22 +65,28 @@ def saturate(pseudo_frequency, k1: float, delta: float):
     return (k1 + 1.0) * pseudo_frequency / (k1 + pseudo_frequency) + delta
 
 
-def pseudo_frequencies(documents, fields, frequencies, lengths, average_lengths, weights, slopes):
-    """Σ_f w_f · tf_{t,d,f} / B_{d,f} per distinct document, for one term's entries sorted by document.
+def length_norms(lengths, average_lengths, slopes) -> np.ndarray:
+    """B_{d,f} of every document and field: float64[documents, fields] (a searcher computes it once per part).
 
-    lengths: int[documents, fields]; average_lengths, weights, slopes (b_f): float64[fields].
-    Returns (distinct documents, tf~)."""
-    documents = np.asarray(documents)
-    if documents.size == 0:
-        return documents.astype(np.int64), np.zeros(0, dtype=np.float64)
+    lengths: int[documents, fields]; average_lengths, slopes (b_f): float64[fields]."""
     averages = np.where(average_lengths > 0, average_lengths, 1.0)
-    if weights.size == 1:  # one field: every entry is its own document
-        norms = (1.0 - slopes[0]) + slopes[0] * lengths[:, 0][documents] / averages[0]
-        return documents, (weights[0] * frequencies) / norms
-    norms = (1.0 - slopes[fields]) + slopes[fields] * lengths[documents, fields] / averages[fields]
-    per_entry = weights[fields] * frequencies / norms
-    firsts = np.flatnonzero(_starts_of_runs(documents))
-    return documents[firsts], np.add.reduceat(per_entry, firsts)
+    return (1.0 - slopes) + slopes * lengths / averages
+
+
+def pseudo_frequencies(documents, fields, frequencies, term_counts, norms, weights):
+    """Σ_f w_f · tf_{t,d,f} / B_{d,f} per (term, document), for the entries of several terms concatenated
+    (term_counts: entries per term), each term's sorted by document.
+
+    norms: length_norms(); weights: float64[fields]. Returns (rows, tf~): rows, the first entry of each
+    (term, document), or None when every entry is one (a single field)."""
+    if weights.size == 1:
+        return None, (weights[0] * frequencies) / norms[:, 0][documents]
+    per_entry = weights[fields] * frequencies / norms[documents, fields]
+    starts = _starts_of_runs(documents)
+    boundaries = np.cumsum(term_counts)[:-1]
+    starts[boundaries[boundaries < documents.size]] = True
+    firsts = np.flatnonzero(starts)
+    return firsts, np.add.reduceat(per_entry, firsts)
 
 
 def _starts_of_runs(values: np.ndarray) -> np.ndarray:

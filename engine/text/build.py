@@ -139,7 +139,7 @@ def _merged_entries(segments: list, keeps: list, field_names: list) -> _Entries:
     # Segments come in docno order, so a stable sort by term keeps (document, field) order within a term.
     order = np.argsort(entry_terms, kind="stable")
     return _Entries(live_terms, entry_terms[order], documents[order], fields[order], frequencies[order],
-                    _gather_runs(positions, postings._starts(frequencies)[order], frequencies[order]))
+                    _gather_runs(positions, postings.run_offsets(frequencies)[order], frequencies[order]))
 
 
 def _gather_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -40,6 +40,11 @@ class MemoryPostings:
         entries = self._entries
         return entries.documents[start:end], entries.fields[start:end], entries.frequencies[start:end]
 
+    def entries_of(self, terms: list) -> tuple:
+        found = [self.entries(term) for term in terms]
+        counts = np.array([documents.size for documents, _fields, _frequencies in found], dtype=np.int64)
+        return tuple(np.concatenate(column) for column in zip(*found)) + (counts,)
+
     def positions(self, term: int, frequencies: np.ndarray) -> np.ndarray:
         first, last = int(self._starts[term]), int(self._starts[term + 1])
         return self._entries.positions[int(self._position_starts[first]): int(self._position_starts[last])]

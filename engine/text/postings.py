@@ -16,7 +16,8 @@ follow from the entry counts (the terms before it with more than one block), so 
 Positions, `positions[position_offsets[t]:position_offsets[t+1]]`: per entry, its tf positions as varint
 deltas, the first from 0.
 
-Everything is encoded for all terms at once and decoded per term with vectorized numpy (engine.text.varint).
+Everything is encoded for all terms at once and decoded with vectorized numpy (engine.text.varint): per term,
+or for a query's terms together (`entries_of`), since numpy's cost per call outweighs its cost per entry.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def encode(term_ids, documents, fields, frequencies, positions, term_count: int,
 
     position_values = _position_deltas(np.asarray(positions, dtype=np.int64), frequencies)
     position_lengths = varint.encoded_lengths(position_values)
-    position_entry_bytes = _sums(position_lengths, _starts(frequencies))
+    position_entry_bytes = _sums(position_lengths, run_offsets(frequencies))
     position_term_bytes = _sums(position_entry_bytes, first_entries)
     return EncodedPostings(
         postings=_term_streams(document_values, details[~plain], counts, _sums((~plain).astype(np.int64), first_entries)),
@@ -108,9 +109,13 @@ def encode(term_ids, documents, fields, frequencies, positions, term_count: int,
 
 def _term_streams(document_values, detail_values, counts, detail_counts) -> np.ndarray:
     """Varints term after term: the term's document values, then its detail values."""
-    terms = np.concatenate([np.repeat(np.arange(counts.size), counts), np.repeat(np.arange(counts.size), detail_counts)])
-    values = np.concatenate([document_values, detail_values]).astype(np.uint64)
-    return varint.encode(values[np.argsort(terms, kind="stable")])
+    values = np.empty(document_values.size + detail_values.size, dtype=np.uint64)
+    # A document value moves past the details of the terms before it; a detail past the entries of its
+    # own term and of those before it.
+    values[np.arange(document_values.size) + np.repeat(np.cumsum(detail_counts) - detail_counts, counts)] = \
+        document_values
+    values[np.arange(detail_values.size) + np.repeat(np.cumsum(counts), detail_counts)] = detail_values
+    return varint.encode(values)
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:
@@ -133,8 +138,9 @@ def _exclusive_cumsum_within(values: np.ndarray, starts: np.ndarray, counts: np.
     return running - np.repeat(running[starts], counts) if starts.size else running
 
 
-def _starts(frequencies: np.ndarray) -> np.ndarray:
-    return np.cumsum(frequencies) - frequencies
+def run_offsets(lengths: np.ndarray) -> np.ndarray:
+    """Where each run of the given lengths begins, runs laid end to end."""
+    return np.cumsum(lengths) - lengths
 
 
 def _position_deltas(positions: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
@@ -143,7 +149,7 @@ def _position_deltas(positions: np.ndarray, frequencies: np.ndarray) -> np.ndarr
     if (positions < 0).any():
         raise ValueError("positions must be non-negative")
     deltas = np.diff(positions, prepend=0)
-    starts = _starts(frequencies)
+    starts = run_offsets(frequencies)
     deltas[starts] = positions[starts]
     if (deltas < 0).any():
         raise ValueError("positions must ascend within an entry")
@@ -185,6 +191,20 @@ class PostingsReader:
             return documents, fields, frequencies
         values = varint.decode(self._column("postings")[start:end], self.path, start)
         return self._assemble(values[:count], values[count:], None, start)
+
+    def entries_of(self, terms: list) -> tuple:
+        """The entries of several terms (the numpy search path): (documents, fields, frequencies) of all of
+        them, term after term, and each term's entry count. One decode for a query's few thousand entries,
+        whose cost is numpy's per call, not per entry."""
+        offsets = self._column("postings_offsets")
+        entry_counts = self._column("entry_counts")
+        data = self._column("postings")
+        ranges = [(int(offsets[term]), int(offsets[term + 1])) for term in terms]
+        counts = np.array([int(entry_counts[term]) for term in terms], dtype=np.int64)
+        chunk = np.concatenate([data[start:end] for start, end in ranges]) if len(ranges) > 1 else \
+            data[ranges[0][0]:ranges[0][1]]
+        lengths = np.array([end - start for start, end in ranges], dtype=np.int64)
+        return self._decode_runs(chunk, lengths, counts, ranges[0][0]) + (counts,)
 
     def _assemble(self, document_values: np.ndarray, detail_values: np.ndarray, first_document, start: int):
         values = document_values.view(np.int64)
@@ -267,39 +287,45 @@ class PostingsReader:
             return empty, empty, empty
         if (counts <= 0).any():
             raise CorruptionError(self.path, offset, "a term of the dictionary has no postings")
-        values = varint.decode(chunk, self.path, offset)
+        values, value_ends = varint.decode_with_ends(chunk, self.path, offset)
         term_ends = np.cumsum(lengths)
         if (lengths <= 0).any() or (chunk[term_ends - 1] >= 0x80).any():
             raise CorruptionError(self.path, offset, "a varint runs from one term's postings into the next")
         # Value index where each term starts: how many varints end before its first byte.
-        value_starts = np.searchsorted(np.flatnonzero(chunk < 0x80), term_ends - lengths, side="left")
-        value_counts = np.diff(np.append(value_starts, values.size))
-        document_index = np.repeat(value_starts, counts) + (np.arange(counts.sum()) - np.repeat(_starts(counts), counts))
+        value_starts = np.searchsorted(value_ends, term_ends - lengths)
+        entry_starts = run_offsets(counts)
+        document_index = np.arange(int(entry_starts[-1] + counts[-1])) + np.repeat(value_starts - entry_starts, counts)
         document_values = values[document_index].view(np.int64)
-        if document_values.size and int(document_values.min()) < 0:
-            raise CorruptionError(self.path, offset, "postings name a document beyond the segment")
-        plain = (document_values & 1).astype(bool)
-        plain_counts = np.add.reduceat(plain.astype(np.int64), _starts(counts))
-        if (value_counts - counts != counts - plain_counts).any():
+        plain = document_values & 1
+        # Per term, the values after its entries' document values are the details of its non-plain entries.
+        bounds = value_starts.tolist() + [values.size]
+        detail_counts = [end - start - count for start, end, count in zip(bounds, bounds[1:], counts.tolist())]
+        if detail_counts != (counts - np.add.reduceat(plain, entry_starts)).tolist():
             raise CorruptionError(self.path, offset, "postings hold the wrong number of entry details")
-        is_detail = np.ones(values.size, dtype=bool)
-        is_detail[document_index] = False
-        details = np.full(plain.size, self.plain_field, dtype=np.int64)
-        detail_values = values[is_detail].view(np.int64)
-        if detail_values.size and int(detail_values.min()) < 0:
-            raise CorruptionError(self.path, offset, "postings hold an invalid entry detail")
-        details[~plain] = detail_values
-        documents = _segmented_cumsum(document_values >> 1, counts)
-        if documents.size and (documents.max() >= self.document_count or documents.min() < 0):
+        documents = _segmented_cumsum(document_values >> 1, counts, entry_starts)
+        # Non-negative deltas (no value of 2**63 or more) make ascending documents: the last bounds them all.
+        if int(document_values.min()) < 0 or int(documents.max()) >= self.document_count:
             raise CorruptionError(self.path, offset, "postings name a document beyond the segment")
+        details = np.full(plain.size, self.plain_field, dtype=np.int64)
+        if values.size > document_values.size:
+            is_detail = np.ones(values.size, dtype=bool)
+            is_detail[document_index] = False
+            detail_values = values[is_detail].view(np.int64)
+            if int(detail_values.min()) < 0:
+                raise CorruptionError(self.path, offset, "postings hold an invalid entry detail")
+            details[plain == 0] = detail_values
         if self.field_slots == 1:
             return documents, np.zeros(plain.size, dtype=np.int64), details + 1
         return documents, details % self.field_slots, details // self.field_slots + 1
 
 
-def _segmented_cumsum(values: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:
-    """Running sums that restart at every run (runs of the given lengths, in order)."""
+def _segmented_cumsum(values: np.ndarray, run_lengths: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
+    """Running sums that restart at every run (runs of the given lengths, in order); `starts`: where the runs
+    begin, when every run is known to be non-empty."""
     running = np.cumsum(values)
-    nonempty = run_lengths > 0
-    starts = _starts(run_lengths)[nonempty]
-    return running - np.repeat(running[starts] - values[starts], run_lengths[nonempty])
+    if run_lengths.size == 1:
+        return running
+    if starts is None:
+        nonempty = run_lengths > 0
+        starts, run_lengths = run_offsets(run_lengths)[nonempty], run_lengths[nonempty]
+    return running - np.repeat(running[starts] - values[starts], run_lengths)

@@ -14,10 +14,13 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import numpy as np
 
+from engine.arrays import members, sorted_unique
 from engine.text import bm25
+from engine.text.postings import run_offsets
 from engine.text.tokenizer import CJK_MODE_BIGRAM, CJK_MODE_JIEBA, Vocabulary
 
 # Decode only the skip blocks that can hold filtered candidates when they are this much rarer than entries.
@@ -42,6 +45,7 @@ class _Part:
     averages: np.ndarray | None = None  # per field of the segment: avgl_f, w_f, b_f
     weights: np.ndarray | None = None
     slopes: np.ndarray | None = None
+    norms: np.ndarray | None = None  # bm25.length_norms of the segment, computed on its first numpy search
 
 
 class Searcher:
@@ -57,10 +61,10 @@ class Searcher:
         self.tokenizer = tokenizer
         self.parameters = parameters or bm25.BM25Parameters()
         dead = [np.asarray(list(deleted), dtype=np.int64)] + [part.deleted for part in parts]
-        self.deleted = _sorted_unique(np.concatenate(dead))
+        self.deleted = sorted_unique(np.concatenate(dead))
         self._parts = []
         for segment in parts:
-            live = ~_members(self.deleted, segment.docnos)
+            live = ~members(self.deleted, segment.docnos)
             self._parts.append(_Part(segment, live, not bool(live.all())))
         self.fields = sorted({name for part in self._parts for name in part.segment.fields})
         self.document_count = int(sum(int(part.live.sum()) for part in self._parts))
@@ -93,7 +97,7 @@ class Searcher:
             ordinal = part.segment.dictionary.ordinal(term)
             if ordinal >= 0:
                 documents = part.segment.postings.entries(ordinal)[0]
-                total += int(_sorted_unique(documents[part.live[documents]]).size)
+                total += int(sorted_unique(documents[part.live[documents]]).size)
         return total
 
     def vocabulary(self, ordinals: dict | None = None) -> Vocabulary:
@@ -103,20 +107,18 @@ class Searcher:
         search does not look the query's terms up a second time."""
         cache: dict = {}
         ordinals = {} if ordinals is None else ordinals
+        segments = [part.segment for part in self._parts]
 
         def frequency(term: str) -> int:
             value = cache.get(term)
             if value is None:
-                value = 0
-                found = ordinals[term] = [part.segment.dictionary.ordinal(term) for part in self._parts]
-                for part, ordinal in zip(self._parts, found):
-                    if ordinal >= 0:
-                        value += part.segment.document_frequency(ordinal)
-                cache[term] = value
+                found = ordinals[term] = [segment.dictionary.ordinal(term) for segment in segments]
+                value = cache[term] = sum([segment.document_frequency(ordinal)
+                                           for segment, ordinal in zip(segments, found) if ordinal >= 0])
             return value
 
         def has_prefix(prefix: str) -> bool:
-            return any(part.segment.dictionary.has_prefix(prefix) for part in self._parts)
+            return any([segment.dictionary.has_prefix(prefix) for segment in segments])
 
         return Vocabulary(frequency, self.document_count, has_prefix)
 
@@ -138,14 +140,14 @@ class Searcher:
         allowed_documents = [None if mask is None or part.has_deleted else np.flatnonzero(mask)
                              for part, mask in zip(self._parts, allowed)]
         terms = sorted(query_counts)
-        decoded = self._decode(terms, allowed_documents, ordinals)
+        decoded, joined = self._decode(terms, allowed_documents, ordinals)
         weights = {}
         for term in terms:
             frequency = sum(self._live_df(part, entries) for part, entries in zip(self._parts, decoded[term]))
             weights[term] = query_counts[term] * bm25.idf(frequency, self.document_count)
         candidates = []
         for index, part in enumerate(self._parts):
-            result = self._score_part(index, part, weights, [decoded[t][index] for t in terms],
+            result = self._score_part(index, part, weights, [decoded[t][index] for t in terms], joined[index],
                                       allowed[index], parsed.phrases)
             if result is not None:
                 candidates.append((index,) + result)
@@ -178,31 +180,46 @@ class Searcher:
             mask &= segment.documents_with_tag(tag)
         return mask
 
-    def _decode(self, terms: list, allowed_documents: list, ordinals: dict) -> dict:
-        """term → per part: (ordinal, documents, fields, frequencies, partial) of live entries, or None.
+    def _decode(self, terms: list, allowed_documents: list, ordinals: dict) -> tuple[dict, list]:
+        """term → per part: (ordinal, documents, fields, frequencies, partial) of live entries, or None; and
+        per part, the numpy path's (documents, fields, frequencies, entry count per term) of all its terms
+        decoded together, when none was decoded partially (else None).
 
         allowed_documents: per part, the filtered candidates (None: no filter, or a part with deletions);
         few candidates mean only the skip blocks holding them are decoded (partial=True). ordinals: term →
         ordinal per part, as far as the query parsing looked them up."""
-        decoded = {}
-        for term in terms:
-            found = ordinals.get(term)
-            per_part = []
-            for index, (part, candidates) in enumerate(zip(self._parts, allowed_documents)):
+        decoded = {term: [None] * len(self._parts) for term in terms}
+        joined = [None] * len(self._parts)
+        for index, (part, candidates) in enumerate(zip(self._parts, allowed_documents)):
+            postings = part.segment.postings
+            whole = []  # (term, ordinal): decoded together on the numpy path
+            partial = False
+            for term in terms:
+                found = ordinals.get(term)
                 ordinal = found[index] if found is not None else part.segment.dictionary.ordinal(term)
                 if ordinal < 0:
-                    per_part.append(None)
                     continue
-                within = None
                 if candidates is not None and candidates.size * _SKIP_RATIO < part.segment.entry_count(ordinal):
-                    within = candidates
-                documents, fields, frequencies = part.segment.postings.entries(ordinal, within, self.kernels)
+                    entries = postings.entries(ordinal, candidates, self.kernels)
+                    decoded[term][index] = (ordinal,) + _live(part, *entries) + (True,)
+                    partial = True
+                elif self.kernels is not None:
+                    entries = postings.entries(ordinal, None, self.kernels)
+                    decoded[term][index] = (ordinal,) + _live(part, *entries) + (False,)
+                else:
+                    whole.append((term, ordinal))
+            if whole:
+                *entries, counts = postings.entries_of([ordinal for _term, ordinal in whole])
+                documents, fields, frequencies = _live(part, *entries)
                 if part.has_deleted:
-                    keep = part.live[documents]
-                    documents, fields, frequencies = documents[keep], fields[keep], frequencies[keep]
-                per_part.append((ordinal, documents, fields, frequencies, within is not None))
-            decoded[term] = per_part
-        return decoded
+                    counts = np.add.reduceat(part.live[entries[0]].astype(np.int64), run_offsets(counts))
+                bounds = [0, *accumulate(counts.tolist())]
+                for (term, ordinal), first, last in zip(whole, bounds, bounds[1:]):
+                    decoded[term][index] = (ordinal, documents[first:last], fields[first:last],
+                                            frequencies[first:last], False)
+                if not partial:
+                    joined[index] = (documents, fields, frequencies, counts)
+        return decoded, joined
 
     @staticmethod
     def _live_df(part: _Part, entries) -> int:
@@ -213,31 +230,40 @@ class Searcher:
             return part.segment.document_frequency(ordinal)
         return int(np.count_nonzero(np.r_[True, documents[1:] != documents[:-1]])) if documents.size else 0
 
-    def _score_part(self, index: int, part: _Part, weights: dict, entries_by_term, allowed, phrases):
+    def _score_part(self, index: int, part: _Part, weights: dict, entries_by_term, joined, allowed, phrases):
         """(documents, scores) of the part's matching documents that pass the filters, or None.
 
         Scores accumulate in per-thread scratch arrays that are cleared again where they were touched, so a
-        query costs O(its postings), not O(documents)."""
-        segment = part.segment
-        scores, seen, fresh_buffer = self._scratch_for(index, segment.document_count)
+        query costs O(its postings), not O(documents). joined: see _decode."""
+        scores, seen, fresh_buffer = self._scratch_for(index, part.segment.document_count)
         if self.kernels is not None:
             documents = self._accumulate_jit(part, weights, entries_by_term, scores, seen, fresh_buffer)
-            return None if documents is None else self._filter(part, documents, scores, seen, allowed, phrases)
-        fresh_documents = []
-        for (term, weight), entries in zip(weights.items(), entries_by_term):
-            if entries is None:
-                continue
-            _ordinal, documents, fields, frequencies, _partial = entries
-            distinct, pseudo = bm25.pseudo_frequencies(documents, fields, frequencies, segment.field_lengths,
-                                                       part.averages, part.weights, part.slopes)
-            scores[distinct] += weight * bm25.saturate(pseudo, self.parameters.k1, self.parameters.delta)
-            fresh = distinct[~seen[distinct]]
-            seen[fresh] = True
-            fresh_documents.append(fresh)
-        if not fresh_documents:
+            if documents is None:
+                return None
+            seen[documents] = False
+            return self._filter(part, documents, _take(scores, documents), allowed, phrases)
+        present = [(weight, entries) for weight, entries in zip(weights.values(), entries_by_term) if entries is not None]
+        if not present:
             return None
-        documents = np.concatenate(fresh_documents) if len(fresh_documents) > 1 else fresh_documents[0]
-        return self._filter(part, documents, scores, seen, allowed, phrases)
+        if joined is None:
+            joined = tuple(np.concatenate([entries[place] for _weight, entries in present]) for place in (1, 2, 3)) + \
+                ([entries[1].size for _weight, entries in present],)
+        documents, fields, frequencies, counts = joined
+        if documents.size == 0:
+            return None
+        rows, pseudo = bm25.pseudo_frequencies(documents, fields, frequencies, counts, self._norms(part), part.weights)
+        term_weights = np.repeat([weight for weight, _entries in present], counts)
+        if rows is not None:
+            documents, term_weights = documents[rows], term_weights[rows]
+        # Term by term, as the jitted path adds them: the same floats in the same order.
+        np.add.at(scores, documents, term_weights * bm25.saturate(pseudo, self.parameters.k1, self.parameters.delta))
+        documents = _distinct(documents, fresh_buffer)
+        return self._filter(part, documents, _take(scores, documents), allowed, phrases)
+
+    def _norms(self, part: _Part) -> np.ndarray:
+        if part.norms is None:
+            part.norms = bm25.length_norms(part.segment.field_lengths, part.averages, part.slopes)
+        return part.norms
 
     def _accumulate_jit(self, part: _Part, weights: dict, entries_by_term, scores, seen, fresh_buffer):
         fresh_count = 0
@@ -250,11 +276,8 @@ class Searcher:
                     part.slopes, parameters.k1, parameters.delta, weight, scores, seen, fresh_buffer, fresh_count)
         return fresh_buffer[:fresh_count].copy() if fresh_count else None
 
-    def _filter(self, part: _Part, documents, scores, seen, allowed, phrases):
-        """Read and clear the scratch arrays at `documents`; keep those passing filters and phrases."""
-        values = scores[documents]
-        scores[documents] = 0.0
-        seen[documents] = False
+    def _filter(self, part: _Part, documents, values, allowed, phrases):
+        """The documents (and their scores) passing filters and phrases, or None."""
         keep = None
         if allowed is not None:
             keep = allowed[documents]
@@ -290,7 +313,7 @@ class Searcher:
             positions = segment.postings.positions(ordinal, frequencies)
             places = np.repeat(documents * segment.field_slots + fields, frequencies)
             term_keys = (places << 32) + (positions - offset + (1 << 31))
-            keys = term_keys if keys is None else keys[_members(term_keys, keys)]
+            keys = term_keys if keys is None else keys[members(term_keys, keys)]
             if keys.size == 0:
                 return mask
         mask[(keys >> 32) // segment.field_slots] = True
@@ -331,29 +354,33 @@ def _matched_terms(terms: list, decoded: dict, parts: list, best_locals: np.ndar
         for term in terms:
             entries = decoded[term][index]
             if entries is not None:
-                for row, found in zip(rows, _members(entries[1], locals_here).tolist()):
+                for row, found in zip(rows, members(entries[1], locals_here).tolist()):
                     if found:
                         holders[row].append(term)
     return holders
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """np.unique without its cost on the cold path (np.unique and np.isin import numpy.ma: 50 ms)."""
-    values = np.sort(values)
-    if values.size < 2:
-        return values
-    keep = np.empty(values.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(values[1:], values[:-1], out=keep[1:])
-    return values[keep]
+def _live(part: _Part, documents, fields, frequencies) -> tuple:
+    """The entries of live documents."""
+    if part.has_deleted:
+        keep = part.live[documents]
+        return documents[keep], fields[keep], frequencies[keep]
+    return documents, fields, frequencies
 
 
-def _members(sorted_values: np.ndarray, probes: np.ndarray) -> np.ndarray:
-    """Which probes occur in `sorted_values`, by binary search (see _sorted_unique for why not np.isin)."""
-    if sorted_values.size == 0:
-        return np.zeros(probes.size, dtype=bool)
-    places = np.minimum(np.searchsorted(sorted_values, probes), sorted_values.size - 1)
-    return sorted_values[places] == probes
+def _take(scores: np.ndarray, documents: np.ndarray) -> np.ndarray:
+    """The scores of `documents`, cleared in the scratch array for the next query."""
+    values = scores[documents]
+    scores[documents] = 0.0
+    return values
+
+
+def _distinct(documents: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Each document of `documents` once, without sorting: `slots` (scratch, one per document of the part)
+    remembers the last place each document was written to, and only that place keeps it."""
+    places = np.arange(documents.size)
+    slots[documents] = places
+    return documents[slots[documents] == places]
 
 
 def _average_lengths(parts: list, fields: list, document_count: int) -> dict:

@@ -20,6 +20,7 @@ import numpy as np
 
 from engine.codec import decode_varint, encode_varint
 from engine.errors import CorruptionError
+from engine.text.keys import shared_prefix
 from engine.text.postings import narrow
 
 from engine.format import TEXT_TERMS_PER_BLOCK as TERMS_PER_BLOCK
@@ -43,7 +44,7 @@ def encode(sorted_terms: list) -> dict:
         else:
             if data <= previous:
                 raise ValueError("terms must be unique and sorted")
-            shared = _shared_prefix(previous, data)
+            shared = shared_prefix(previous, data)
         blocks += encode_varint(shared) + encode_varint(len(data) - shared) + data[shared:]
         previous = data
     if sorted_terms:
@@ -54,14 +55,6 @@ def encode(sorted_terms: list) -> dict:
         "term_first": np.frombuffer(bytes(first_terms), dtype=np.uint8),
         "term_first_offsets": narrow(np.array(first_offsets, dtype=np.int64)),
     }
-
-
-def _shared_prefix(left: bytes, right: bytes) -> int:
-    limit = min(len(left), len(right))
-    index = 0
-    while index < limit and left[index] == right[index]:
-        index += 1
-    return index
 
 
 class TermDictionary:

@@ -13,6 +13,7 @@ from engine.errors import CorruptionError
 
 MAX_VARINT_BYTES = 10
 _SHIFTS = np.arange(0, 7 * MAX_VARINT_BYTES, 7, dtype=np.uint64)
+_SEVEN = np.uint64(7)
 
 
 def encoded_lengths(values: np.ndarray) -> np.ndarray:
@@ -50,31 +51,37 @@ def decode(data, path: str = "<buffer>", offset: int = 0) -> np.ndarray:
 
     `path` and `offset` (of data[0] in that file) only name the place in a CorruptionError.
     """
+    return decode_with_ends(data, path, offset)[0]
+
+
+def decode_with_ends(data, path: str = "<buffer>", offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """`decode`, and the index in `data` of each value's last byte (callers that split the values by byte
+    ranges need it, and it falls out of the decoding)."""
     data = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
     if data.size == 0:
-        return np.zeros(0, dtype=np.uint64)
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
     terminators = data < 0x80
-    if terminators.all():
-        return data.astype(np.uint64)
+    ends = terminators.nonzero()[0]
+    if ends.size == data.size:
+        return data.astype(np.uint64), ends
     if not terminators[-1]:
         raise CorruptionError(path, offset + data.size - 1, "varint runs past the end of its block")
-    ends = np.flatnonzero(terminators)
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    lengths = ends - starts + 1
+    lengths = np.empty_like(ends)  # np.diff(prepend=) costs more than the decoding around it
+    lengths[0] = ends[0] + 1
+    np.subtract(ends[1:], ends[:-1], out=lengths[1:])
     longest = int(lengths.max())
     if longest > MAX_VARINT_BYTES:
-        bad = int(starts[np.argmax(lengths > MAX_VARINT_BYTES)])
-        raise CorruptionError(path, offset + bad, "varint longer than 10 bytes")
+        bad = int(ends[np.argmax(lengths > MAX_VARINT_BYTES)] - MAX_VARINT_BYTES)
+        raise CorruptionError(path, offset + bad + 1, "varint longer than 10 bytes")
     if longest == MAX_VARINT_BYTES:
         last = data[ends[lengths == MAX_VARINT_BYTES]]
         if (last > 1).any():
-            bad = int(starts[lengths == MAX_VARINT_BYTES][np.argmax(last > 1)])
+            bad = int(ends[lengths == MAX_VARINT_BYTES][np.argmax(last > 1)]) - MAX_VARINT_BYTES + 1
             raise CorruptionError(path, offset + bad, "varint overflows 64 bits")
-    values = (data[starts] & 0x7F).astype(np.uint64)
+    # Horner from each value's last (most significant) byte back to its first, whole arrays per step.
+    values = data[ends].astype(np.uint64)
     for index in range(1, longest):
-        longer = np.flatnonzero(lengths > index)
-        groups = (data[starts[longer] + index] & 0x7F).astype(np.uint64)
-        values[longer] |= groups << _SHIFTS[index]
-    return values
+        longer = lengths > index
+        groups = data[ends - index] & 0x7F
+        values = np.where(longer, (values << _SEVEN) | groups, values)
+    return values, ends

@@ -10,7 +10,7 @@ import typer
 
 from memctl import __version__
 from memctl.cli import graph_cmd, ingest_cmd, r2g_cmd, raw_cmd, recall_cmd, search_cmd, store_cmd
-from memctl.cli.common import GlobalOptions, MemctlGroup
+from memctl.cli.common import GlobalOptions, MemctlGroup, run
 from memctl.paths import check_tenant
 
 app = typer.Typer(
@@ -69,4 +69,4 @@ app.add_typer(graph_cmd.graph_app, name="graph")
 
 
 def main() -> None:
-    app()
+    run(app)

@@ -7,6 +7,7 @@ Exit codes (README): 0 ok · 1 a check found problems · 2 usage error or bad in
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 
@@ -43,6 +44,35 @@ def open_memory(context: typer.Context, writable: bool, holder: str):
     chosen = options(context)
     return Memory.open(home=chosen.home, tenant=chosen.tenant, config_file=chosen.config, writable=writable,
                        wait=chosen.wait, holder=holder)
+
+
+_teardown = {"skip": False}
+
+
+def skip_teardown() -> None:
+    """Called by a read-only command once its store is closed: the process may end without the interpreter's
+    teardown (freeing every module and cached record costs a cold `memctl recall` about 40 ms of CPU)."""
+    _teardown["skip"] = True
+
+
+def run(app) -> None:
+    """Run the `memctl` process; a command that called `skip_teardown` ends it right after its output."""
+    _teardown["skip"] = False
+    try:
+        app()
+    except SystemExit as done:
+        if _teardown["skip"]:
+            _exit_now(done.code)
+        raise
+
+
+def _exit_now(code) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        code = code or EXIT_PROBLEMS
+    os._exit(code if isinstance(code, int) else (0 if code is None else EXIT_PROBLEMS))
 
 
 def print_json(value) -> None:

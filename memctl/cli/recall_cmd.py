@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from memctl.cli.common import console, open_memory, print_json
+from memctl.cli.common import console, open_memory, print_json, skip_teardown
 
 BATCH_OPTIONS = {"top", "budget", "k_hop", "types", "since", "until", "graph_only", "allow_raw", "cite", "mvp", "now"}
 SNIPPET_SHOWN = 240
@@ -69,6 +69,7 @@ def recall(
         else:
             answer = recaller.recall(Request(q=q, **base, explain=trace))
             _show_answer(answer, as_json, trace)
+    skip_teardown()
 
 
 # --- options ------------------------------------------------------------------------------------------------
@@ -76,7 +77,7 @@ def recall(
 
 def _request_fields(*, top, budget, k_hop, types, since, until, graph_only, allow_raw, cite, mvp, now, where) -> dict:
     from engine.errors import InputError
-    from memctl.cli.search_cmd import parse_time
+    from memctl.search_settings import parse_time
 
     window = (parse_time(since, _label("--since", where), end_of_day=False) if since else None,
               parse_time(until, _label("--until", where), end_of_day=True) if until else None)

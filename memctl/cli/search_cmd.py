@@ -1,14 +1,14 @@
 """`memctl index` and `memctl search`: plain documents in the keyword index (BM25+ over engine/text).
 
 `search` is the cold path the recall budget is measured on: it imports numpy and the few engine/text modules
-a query touches, never jieba or numba, and prints with rich only when a table is asked for.
+a query touches, never jieba, numba or rich. No `from __future__ import annotations`: typer would evaluate
+every annotation string of the module at start-up.
 """
-
-from __future__ import annotations
 
 import typer
 
-from memctl.cli.common import console, open_memory, print_json
+from memctl.cli.common import open_memory, print_json
+from memctl.search_settings import parse_time, text_settings
 
 STDIN_KEY = "stdin"
 
@@ -139,27 +139,6 @@ def search(
         _print_hits(query, rows)
 
 
-def parse_time(text: str, option: str, end_of_day: bool) -> float:
-    """Seconds since the epoch of an ISO date or date-time; a bare date at --until means its last instant."""
-    from datetime import date, datetime, timedelta
-
-    from engine.errors import InputError
-
-    cleaned = text.strip()
-    try:
-        moment = datetime.fromisoformat(cleaned)
-    except ValueError:
-        raise InputError(f"{text!r} is not an ISO date or date-time (examples: 2024-05-01, 2024-05-01T09:30, "
-                         "2024-05-01T09:30:00+08:00)", where=option) from None
-    try:
-        date.fromisoformat(cleaned)
-    except ValueError:
-        return moment.timestamp()
-    if end_of_day:
-        return (moment + timedelta(days=1)).timestamp() - 1e-6
-    return moment.timestamp()
-
-
 def _iso(timestamp: float | None) -> str | None:
     if timestamp is None:
         return None
@@ -169,51 +148,27 @@ def _iso(timestamp: float | None) -> str | None:
 
 
 def _print_hits(query: str, rows: list) -> None:
+    """An aligned plain-text table: rich's costs 50 ms of a cold `memctl search` (import and layout)."""
     if not rows:
         typer.echo(f"no documents match {query!r}")
         return
-    from rich.table import Table
-
-    table = Table(show_header=True, header_style="bold")
-    for name, justify in (("#", "right"), ("score", "right"), ("key", "left"), ("matched", "left"),
-                          ("type", "left"), ("time", "left")):
-        table.add_column(name, justify=justify, overflow="fold")
-    for row in rows:
-        table.add_row(str(row["rank"]), f"{row['score']:.4f}", row["key"], " ".join(row["terms"]),
-                      row["type"] or "", (row["time"] or "")[:16].replace("T", " "))
-    console().print(table, highlight=False)
+    header = ["#", "score", "key", "matched", "type", "time"]
+    lines = [header] + [[str(row["rank"]), f"{row['score']:.4f}", row["key"], " ".join(row["terms"]),
+                         row["type"] or "", (row["time"] or "")[:16].replace("T", " ")] for row in rows]
+    widths = [max(_width(line[column]) for line in lines) for column in range(len(header))]
+    right = (True, True, False, False, False, False)
+    for line in lines:
+        cells = [_pad(cell, width, flush_right) for cell, width, flush_right in zip(line, widths, right)]
+        typer.echo("  ".join(cells).rstrip())
 
 
-def text_settings(config):
-    """The tokenizer and BM25 parameters of the `index` section of the configuration."""
-    from engine.text.bm25 import BM25Parameters
-    from engine.text.tokenizer import Tokenizer
+def _width(text: str) -> int:
+    """Terminal columns of `text`: East Asian wide and full-width characters take two."""
+    from unicodedata import east_asian_width
 
-    section = config.section("index")
-    try:
-        parameters = BM25Parameters(k1=section["k1"], b=section["b"], delta=section["delta"],
-                                    field_weights=dict(section["field_weights"]))
-    except ValueError as error:
-        from engine.errors import InputError
-
-        raise InputError(f"{error} (settings index.k1, index.b, index.delta, index.field_weights)") from None
-    tokenizer = Tokenizer(stopwords_en=_word_list(section["stopwords_en"], "index.stopwords_en"),
-                          stopwords_zh=_word_list(section["stopwords_zh"], "index.stopwords_zh"),
-                          user_dictionary=section["user_dictionary"])
-    return tokenizer, parameters
+    return sum(2 if east_asian_width(character) in "WF" else 1 for character in text)
 
 
-def _word_list(path: str | None, setting: str):
-    """One word per line ('#' starts a comment line), or None to keep the packaged list."""
-    if path is None:
-        return None
-    from engine.errors import InputError
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as error:
-        raise InputError(f"cannot read the word list of {setting}: {error.strerror}", where=path) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"word list of {setting} is not UTF-8 (byte offset {error.start})", where=path) from None
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+def _pad(text: str, width: int, flush_right: bool) -> str:
+    padding = " " * (width - _width(text))
+    return padding + text if flush_right else text + padding

@@ -8,12 +8,12 @@ Rendering (stable: chunk bytes, hence raw ids and deduplication, depend on it): 
 `<speaker>: <text>\\n`, a turn without one (plain text paragraphs) is `<text>\\n\\n`. A turn's span (its raw_ref)
 covers exactly the UTF-8 bytes of its `text`, so `raw cat ID --offset --length` prints the turn's text.
 
-Boundaries: a chunk closes before a turn that would take it past max_tokens, and at a session boundary once it
-holds min_tokens (defaults MIN_TOKENS, MAX_TOKENS; config ingest.chunk_min_tokens / chunk_max_tokens; changing
-them moves chunk boundaries, so inputs ingested before and after no longer deduplicate); short sessions
-therefore share a chunk (one file per short session would be thousands of tiny blobs that zstd cannot
-compress). A single turn above max_tokens gets a chunk of its own. Chunks never span two
-conversations.
+Boundaries: a chunk closes before a turn that would take it past max_tokens, and before a session that would
+not fit in it whole once it holds min_tokens (defaults MIN_TOKENS, MAX_TOKENS; config ingest.chunk_min_tokens /
+chunk_max_tokens; changing them moves chunk boundaries, so inputs ingested before and after no longer
+deduplicate); short sessions therefore share a chunk, as many as fit (one file per short session would be
+thousands of tiny blobs that zstd cannot compress, and every blob file costs a file creation). A single turn
+above max_tokens gets a chunk of its own. Chunks never span two conversations.
 """
 
 from __future__ import annotations
@@ -71,85 +71,80 @@ def render(turn: Turn) -> tuple[str, str]:
 
 
 @dataclass(slots=True)
-class Span:
-    turn: Turn
-    offset: int
-    length: int
-
-
-@dataclass(slots=True)
 class Chunk:
+    """Consecutive turns of one conversation rendered into `data`; turn i's text is the bytes
+    [offsets[i], offsets[i] + lengths[i]) of it."""
+
     conv_id: str
     data: bytes
-    spans: list[Span]
+    turns: list[Turn]
+    offsets: list[int]
+    lengths: list[int]
     characters: int = 0  # CJK characters and other words of the turns' texts, for the language guess
     words: int = 0
 
     def meta(self) -> dict:
-        """Chunk metadata (seed §3.0): the conversation, its one speaker if it has only one, the first turn's
-        time, a language guess from the turns' texts and the range of source ids it holds."""
-        turns = [span.turn for span in self.spans]
-        speakers = {turn.speaker for turn in turns}
-        return {
-            "conv_id": self.conv_id,
-            "role": speakers.pop() if len(speakers) == 1 else None,
-            "ts": next((turn.ts for turn in turns if turn.ts), None),
-            "lang": language_of(self.characters, self.words),
-            "source_id": _source_range(turns[0].source_id, turns[-1].source_id),
-        }
-
-
-def _source_range(first: str, last: str) -> str:
-    """"D1:1..D2:7"; positions in the same file share its name: "notes.txt#1..40"."""
-    if first == last:
-        return first
-    first_file, hash_sign, _ = first.rpartition("#")
-    last_file, _, last_line = last.rpartition("#")
-    if hash_sign and first_file == last_file:
-        return f"{first}..{last_line}"
-    return f"{first}..{last}"
+        """Chunk metadata beyond what the stored turns say (seed §3.0: the store derives conv_id, role, ts and
+        source_id from them): a language guess from the turns' texts."""
+        return {"lang": language_of(self.characters, self.words)}
 
 
 def chunk_conversation(conversation: Conversation, min_tokens: int = MIN_TOKENS,
                        max_tokens: int = MAX_TOKENS) -> list[Chunk]:
     chunks: list[Chunk] = []
-    group: list[tuple[Turn, int, int]] = []  # (turn, CJK characters, other words)
-    group_tokens = 0
-    prefix_tokens: dict = {}
-    for turn in conversation.turns:
-        if turn.speaker not in prefix_tokens:
-            prefix_tokens[turn.speaker] = estimate_tokens(render(turn)[0])
-        characters, words = text_counts(turn.text)
-        tokens = max(1, prefix_tokens[turn.speaker] + tokens_of(characters, words))
-        session_changed = bool(group) and turn.session != group[-1][0].session
-        if group and (group_tokens + tokens > max_tokens or (session_changed and group_tokens >= min_tokens)):
-            chunks.append(_build(conversation.conv_id, group))
-            group, group_tokens = [], 0
-        group.append((turn, characters, words))
-        group_tokens += tokens
-    if group:
-        chunks.append(_build(conversation.conv_id, group))
+    rendered: dict = {}  # speaker → (prefix bytes, suffix bytes, prefix tokens)
+    pieces: list[bytes] = []
+    turns: list[Turn] = []
+    offsets: list[int] = []
+    lengths: list[int] = []
+    offset = tokens_so_far = characters_so_far = words_so_far = 0
+    counts = _turn_counts(conversation.turns, rendered)
+    for index, turn in enumerate(conversation.turns):
+        tokens, characters, words, session_tokens = counts[index]
+        if turns and (tokens_so_far + tokens > max_tokens or (
+                session_tokens and tokens_so_far >= min_tokens and tokens_so_far + session_tokens > max_tokens)):
+            chunks.append(Chunk(conversation.conv_id, b"".join(pieces), turns, offsets, lengths,
+                                characters_so_far, words_so_far))
+            pieces, turns, offsets, lengths = [], [], [], []
+            offset = tokens_so_far = characters_so_far = words_so_far = 0
+        prefix, suffix, _ = rendered[turn.speaker]
+        text = turn.text.encode()
+        offset += len(prefix)
+        offsets.append(offset)
+        lengths.append(len(text))
+        offset += len(text) + len(suffix)
+        pieces += (prefix, text, suffix)
+        turns.append(turn)
+        tokens_so_far += tokens
+        characters_so_far += characters
+        words_so_far += words
+    if turns:
+        chunks.append(Chunk(conversation.conv_id, b"".join(pieces), turns, offsets, lengths, characters_so_far,
+                            words_so_far))
     return chunks
+
+
+def _turn_counts(turns: list[Turn], rendered: dict) -> list[list[int]]:
+    """[tokens, CJK characters, other words, the tokens of the session it opens (0 inside a session)] per turn;
+    fills `rendered` with each speaker's prefix and suffix bytes and prefix tokens."""
+    counts = []
+    opening = None  # the counts of the turn that opened the current session
+    session = object()
+    for turn in turns:
+        if turn.speaker not in rendered:
+            prefix, suffix = render(turn)
+            rendered[turn.speaker] = (prefix.encode(), suffix.encode(), estimate_tokens(prefix))
+        characters, words = text_counts(turn.text)
+        tokens = max(1, rendered[turn.speaker][2] + tokens_of(characters, words))
+        count = [tokens, characters, words, 0]
+        if turn.session != session or opening is None:
+            opening, session = count, turn.session
+        opening[3] += tokens
+        counts.append(count)
+    return counts
 
 
 def chunk_all(conversations: list[Conversation], min_tokens: int = MIN_TOKENS,
               max_tokens: int = MAX_TOKENS) -> list[Chunk]:
     return [chunk for conversation in conversations
             for chunk in chunk_conversation(conversation, min_tokens, max_tokens)]
-
-
-def _build(conv_id: str, group: list[tuple[Turn, int, int]]) -> Chunk:
-    pieces: list[bytes] = []
-    spans: list[Span] = []
-    offset = 0
-    rendered: dict = {}  # speaker → (prefix, suffix) bytes
-    for turn, _, _ in group:
-        if turn.speaker not in rendered:
-            rendered[turn.speaker] = tuple(part.encode() for part in render(turn))
-        prefix, suffix = rendered[turn.speaker]
-        text = turn.text.encode()
-        offset += len(prefix)
-        spans.append(Span(turn, offset, len(text)))
-        offset += len(text) + len(suffix)
-        pieces += (prefix, text, suffix)
-    return Chunk(conv_id, b"".join(pieces), spans, sum(item[1] for item in group), sum(item[2] for item in group))

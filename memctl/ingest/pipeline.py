@@ -72,22 +72,19 @@ def prepare(sources, format: str | None = None, errors: str = "strict", size_lim
 
 def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progress=None) -> dict:
     """Store the prepared chunks that are new, with their turns, in one batch; returns the summary."""
-    from engine.raw import RawStore
+    from engine.raw import RawStore, TurnColumns
 
     summary = dict(prepared.summary)
     chunks = prepared.chunks
     with RawStore(store, limit=blob_limit).batch() as writer:
         for index, chunk in enumerate(chunks, start=1):
-            result = writer.put_turns(chunk.data, chunk.meta(), chunk.conv_id,
-                                      [_turn_entry(span) for span in chunk.spans])
+            turns = chunk.turns
+            columns = TurnColumns([turn.speaker for turn in turns], [turn.ts for turn in turns],
+                                  [turn.source_id for turn in turns], chunk.offsets, chunk.lengths,
+                                  [turn.extra for turn in turns])
+            result = writer.put_turns(chunk.data, chunk.meta(), chunk.conv_id, columns)
             summary["chunks_new" if result.new else "chunks_duplicate"] += 1
             summary["bytes_stored"] += result.stored_bytes
             if progress:
                 progress("store", index, len(chunks))
     return summary
-
-
-def _turn_entry(span) -> dict:
-    turn = span.turn
-    return {"speaker": turn.speaker, "ts": turn.ts, "source_id": turn.source_id, "offset": span.offset,
-            "length": span.length, "extra": turn.extra}

@@ -143,13 +143,17 @@ class GraphDraft:
 class _KnownRecords:
     """What the draft already knows about the graph, handed to GraphBatch as its memo (engine.graph.api's
     ImportMemo protocol) so that writing does not look up again: nodes this batch creates and edges touching
-    them are absent, existing nodes are the records the draft read. Writes stay in the batch's own pending
-    table (remember → False)."""
+    them are absent until written, existing nodes are the records the draft read. Writes stay in the batch's
+    own pending table (remember → False), which answers for a key once it is written: the memo may be asked
+    before the pending table."""
 
     def __init__(self, draft: GraphDraft):
         self.draft = draft
+        self.written: set = set()  # (table, key) of the records this batch wrote
 
     def get(self, table: str, key: str) -> tuple[bool, dict | None]:
+        if (table, key) in self.written:
+            return False, None
         if table == GRAPH_NODE_TABLE:
             if key in self.draft.created:
                 return True, None
@@ -162,4 +166,5 @@ class _KnownRecords:
         return False, None
 
     def remember(self, table: str, key: str, value) -> bool:
+        self.written.add((table, key))
         return False

@@ -30,7 +30,7 @@ Props follow seed 001 §2.3; a field equal to its default (DEFAULT_PROPS) is lef
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 
 from memctl.model import (
     NodeType,
@@ -43,11 +43,12 @@ from memctl.model import (
     normalize_text,
 )
 from memctl.r2g.extract import episode_summary, find_group_concepts, importance
-from memctl.r2g.lexicon import english_words, gazetteer
+from memctl.r2g.lexicon import english_words, gazetteer, lexicon_cache
 from memctl.r2g.linking import signature, time_interval
 from memctl.r2g.merge import evidence_key
 from memctl.r2g.nodeindex import context_text, episode_fields, epoch_seconds, node_document
 from memctl.r2g.rawturns import session_of
+from memctl.r2g.settings import R2GSettings
 
 CREATOR = "r2g"  # provenance.creator of what the rules build; `--rebuild` removes these nodes
 EXTERNAL_CREATOR = "external"  # ... and these, which it then replays from the recorded JSONL imports
@@ -61,18 +62,6 @@ ROLE_RANK = {role: rank for rank, role in enumerate(("AGENT", "PATIENT", "RECIPI
 CONCEPT_CONFIDENCE = 0.7  # a lexicon word hit says little about how central the topic is
 ASSISTANT_SPEAKERS = frozenset({"assistant", "助手", "助理", "ai", "bot", "system", "model", "gpt", "chatgpt", "claude"})
 PREFERENCE_IMPORTANCE = {"instruction": 0.8, "taste": 0.6, "habit": 0.5}
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The `r2g` settings (see builder.DEFAULTS)."""
-
-    source_trust: float = 0.8
-    untimed_recency_boost: float = 0.5
-    batch_turns: int = 1000
-    similar_threshold: float = 0.3
-    similar_cap: int = 8
-    same_event_days: int = 1
 
 
 @dataclass
@@ -107,14 +96,15 @@ def props(tenant: str, *, title: str, text: str, raw_refs: list, keywords=(), en
 
 
 class TurnEmitter:
-    def __init__(self, draft, tenant: str, settings: Settings, events):
+    def __init__(self, draft, tenant: str, settings: R2GSettings, events):
         self.draft = draft
         self.tenant = tenant
         self.settings = settings
         self.events = events
 
     def weight(self, confidence: float, timed: bool) -> float:
-        return _weight(confidence, self.settings.source_trust, 1.0 if timed else self.settings.untimed_recency_boost)
+        return _weight(confidence, self.settings.source_trust, 1.0 if timed else self.settings.untimed_recency_boost,
+                       self.settings.edge_weight)
 
     def _edge(self, source: str, edge_type: str, target: str, confidence: float, timed: bool, ts: float | None,
               properties: dict | None = None) -> None:
@@ -209,7 +199,8 @@ class TurnEmitter:
                      raw_refs=[episode_ref], keywords=list(keywords.values())[:MAX_KEYWORDS],
                      entities=list(dict.fromkeys(entity_names.values()))[:MAX_KEYWORDS],
                      sentiment=max(sentiments, key=lambda value: value["arousal"], default=None),
-                     importance_value=importance(analysis), recency=ts, attributes=attributes)
+                     importance_value=importance(analysis, parameters=self.settings.importance), recency=ts,
+                     attributes=attributes)
         self.draft.node(key, "Episode", node)
         timed = seconds is not None
         self._edge(key, "DERIVED_FROM", episode_ref["raw_id"], 1.0, timed, seconds,
@@ -354,8 +345,8 @@ class _SentenceContext:
 
 
 @lru_cache(maxsize=4096)  # a few confidences recur across all edges
-def _weight(confidence: float, trust: float, boost: float) -> float:
-    return edge_weight(min(max(confidence, 0.0), 1.0), trust, boost)
+def _weight(confidence: float, trust: float, boost: float, weights: tuple) -> float:
+    return edge_weight(min(max(confidence, 0.0), 1.0), trust, boost, weights)
 
 
 def _ref(meta: dict, offset: int, length: int) -> dict:
@@ -407,7 +398,7 @@ def _clause(sentence: str, start: int, end: int) -> str:
     return sentence[left: min(rights) if rights else len(sentence)].strip()
 
 
-@cache
+@lexicon_cache
 def _pronouns() -> frozenset:
     return english_words()["pronouns"] | gazetteer().first_person_zh | frozenset({"你", "他", "她", "它", "你们", "他们", "她们"})
 

@@ -59,8 +59,10 @@ from memctl.model import (
 )
 from memctl.r2g.emit import EXTERNAL_CREATOR as CREATOR
 from memctl.r2g.emit import RAW_CHUNK, VERSION, props
+from memctl.r2g.lexicon import use_directory
 from memctl.r2g.merge import MERGED_TYPES, evidence_key
 from memctl.r2g.nodeindex import INDEXED_TYPES, date_text, node_document
+from memctl.r2g.settings import R2GSettings
 
 IMPORT_TABLE = "r2g.import"
 WRITE_BATCH_LINES = 5000
@@ -160,12 +162,11 @@ def write_plan(store, tenant: str, plan: list, config=None, rewritten=None, last
     the last batch."""
     from engine.graph.api import GraphStore
     from engine.raw import RawStore
-    from memctl.r2g.builder import setting
     from memctl.r2g.draft import GraphDraft
     from memctl.r2g.nodeindex import open_index
 
     graph, index, raw = GraphStore(store), open_index(store, config), RawStore(store)
-    trust = setting(config, "external_trust")
+    settings = R2GSettings.from_config(config)
     nodes = edges = 0
     starts = range(0, len(plan), WRITE_BATCH_LINES)
     for start in starts:
@@ -174,7 +175,7 @@ def write_plan(store, tenant: str, plan: list, config=None, rewritten=None, last
         for entry in plan[start: start + WRITE_BATCH_LINES]:
             if entry[0] == "node":
                 _, key, node_type, node_props, extra = entry
-                _write_node(draft, raw, tenant, key, node_type, node_props, trust)
+                _write_node(draft, raw, tenant, key, node_type, node_props, settings)
                 if extra:
                     extras[key] = extra
                 nodes += 1
@@ -192,7 +193,7 @@ def write_plan(store, tenant: str, plan: list, config=None, rewritten=None, last
     return {"nodes": nodes, "edges": edges}
 
 
-def _write_node(draft, raw, tenant, key, node_type, node_props, trust) -> None:
+def _write_node(draft, raw, tenant, key, node_type, node_props, settings) -> None:
     draft.node(key, node_type, node_props)
     for ref in node_props.get("raw_refs", ()):
         raw_id = ref["raw_id"]
@@ -200,7 +201,8 @@ def _write_node(draft, raw, tenant, key, node_type, node_props, trust) -> None:
             turns = raw.turns(raw_id)
             draft.node(raw_id, RAW_CHUNK, {"conv_id": turns[0]["conv_id"] if turns else None, "turns": len(turns),
                                            "ts": turns[0]["ts"] if turns else None, "tenant": tenant})
-        draft.edge(key, "DERIVED_FROM", raw_id, edge_weight(1.0, trust, 1.0), 1.0)
+        draft.edge(key, "DERIVED_FROM", raw_id, edge_weight(1.0, settings.external_trust, 1.0, settings.edge_weight),
+                   1.0)
 
 
 # --- validation --------------------------------------------------------------------------------------------
@@ -213,6 +215,8 @@ class Validator:
         self.store = store
         self.tenant = tenant
         self.config = config
+        self.settings = R2GSettings.from_config(config)
+        use_directory(self.settings.lexicon_directory)
         self.raw = RawStore(store)
         self.plan = Plan()
         self.refs: dict = {}  # "ref" name → node key
@@ -401,9 +405,7 @@ class Validator:
 
     def _add_edge(self, source, edge_type, target, weight, confidence, properties) -> None:
         if weight is None:
-            from memctl.r2g.builder import setting
-
-            weight = edge_weight(confidence, setting(self.config, "external_trust"), 1.0)
+            weight = edge_weight(confidence, self.settings.external_trust, 1.0, self.settings.edge_weight)
         self.plan.edges.append((source, edge_type, target, round(weight, 6), confidence, properties))
 
     def _endpoint(self, value, name: str) -> str:

@@ -13,14 +13,49 @@ from memctl.model import normalize_text
 
 DATA_DIRECTORY = Path(__file__).resolve().parent.parent / "data"
 
+_directory: Path | None = None  # the r2g.lexicon_directory setting in use
+_caches: list = []  # what lexicon_cache functions remember, forgotten when the directory changes
+
+
+def lexicon_cache(function):
+    """functools.cache for what is read or derived from the lexicon files: use_directory forgets it."""
+    cached = cache(function)
+    _caches.append(cached)
+    return cached
+
+
+def use_directory(directory: str | None) -> None:
+    """Read the lexicons from `directory` (setting r2g.lexicon_directory; None: the shipped memctl/data); a file
+    missing there is read from memctl/data. Tables loaded from another directory are forgotten."""
+    global _directory
+    path = None if directory is None else Path(directory).expanduser()
+    if path is not None and not path.is_dir():
+        from engine.errors import InputError
+
+        raise InputError("lexicon directory not found (setting r2g.lexicon_directory)", where=str(directory))
+    if path != _directory:
+        _directory = path
+        for cached in _caches:
+            cached.cache_clear()
+
 
 def load_yaml(name: str):
     import yaml
 
+    path = DATA_DIRECTORY / name
+    if _directory is not None and (_directory / name).is_file():
+        path = _directory / name
     # libyaml's parser reads the lexicons about ten times faster than the pure-Python one (2 s → 0.2 s).
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(DATA_DIRECTORY / name, encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=loader)
+    with open(path, encoding="utf-8") as handle:
+        try:
+            return yaml.load(handle, Loader=loader)
+        except yaml.YAMLError as error:
+            from engine.errors import InputError
+
+            mark = getattr(error, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+            raise InputError(f"invalid lexicon YAML: {getattr(error, 'problem', None) or error}", where=where) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +77,7 @@ class Aliases:
         return entry
 
 
-@cache
+@lexicon_cache
 def aliases() -> Aliases:
     exact: dict[str, AliasEntry] = {}
     folded: dict[str, AliasEntry] = {}
@@ -77,7 +112,7 @@ class Gazetteer:
     first_person_zh: frozenset
 
 
-@cache
+@lexicon_cache
 def gazetteer() -> Gazetteer:
     data = load_yaml("gazetteer.yaml")
     folded = {"given_names", "locations", "organizations", "organization_heads", "location_heads",
@@ -94,7 +129,7 @@ def gazetteer() -> Gazetteer:
     return Gazetteer(**values)
 
 
-@cache
+@lexicon_cache
 def english_words() -> dict:
     data = load_yaml("en_words.yaml")
     lemma_of: dict[str, str] = {}
@@ -122,7 +157,7 @@ def english_words() -> dict:
     }
 
 
-@cache
+@lexicon_cache
 def chinese_words() -> dict:
     data = load_yaml("zh_words.yaml")
     return {
@@ -137,7 +172,7 @@ def chinese_words() -> dict:
     }
 
 
-@cache
+@lexicon_cache
 def sentiment_lexicon() -> dict:
     data = load_yaml("sentiment.yaml")
     return {lang: {word: tuple(values) for word, values in words.items()} for lang, words in data.items()}

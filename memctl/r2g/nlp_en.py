@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 
 from memctl.model import normalize_text
-from memctl.r2g.lexicon import aliases, english_words, gazetteer
+from memctl.r2g.lexicon import aliases, english_words, gazetteer, lexicon_cache
 from memctl.r2g.predicates import english_lemmatizer, fallback_predicate, lexicon, noun_singular
 from memctl.r2g.structures import Analysis, Mention, RawFact
 from memctl.r2g.timenorm import TimeExpr
@@ -221,7 +220,7 @@ def _unknown_word(token: Token) -> bool:
                 or lower in _concept_words() or lower.endswith(("ly", "ing", "ed", "tion", "ness", "ment")))
 
 
-@cache
+@lexicon_cache
 def _concept_words() -> frozenset:
     """Topic words of memctl/data/concepts.yaml: common nouns ("Art is …"), never names."""
     from memctl.r2g.lexicon import load_yaml

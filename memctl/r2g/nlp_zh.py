@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 
-from memctl.r2g.lexicon import aliases, chinese_words, gazetteer
+from memctl.r2g.lexicon import aliases, chinese_words, gazetteer, lexicon_cache
 from memctl.r2g.predicates import chinese_surface_words, fallback_predicate, lexicon
 from memctl.r2g.structures import Analysis, Mention, RawFact
 from memctl.r2g.timenorm import TimeExpr
@@ -76,7 +75,7 @@ class Token:
 # tokenizer
 
 
-@cache
+@lexicon_cache
 def _pos_tokenizer():
     import logging
 
@@ -127,6 +126,9 @@ def _has_han(text: str) -> bool:
     return any("\u3400" <= character <= "\u9fff" for character in text)
 
 
+_DIGIT = re.compile(r"\d")
+_SPACE_OR_HYPHEN = re.compile(r"[\s\-]")
+_COUNTABLE = re.compile(r"[0-9一二两三四五六七八九十百千万几半]")
 _LATIN_ENTITY = re.compile(r"[A-Za-z][A-Za-z0-9.+#'\-]*(?:\s?[0-9]+(?:\.[0-9]+)*)?(?:\s(?:Pro|Max|Plus|Air|mini|Ultra))*")
 
 
@@ -275,7 +277,7 @@ def _merge_latin_entities(sentence: str, tokens: list[Token]) -> list[Token]:
     for match in _LATIN_ENTITY.finditer(sentence):
         text = match.group().rstrip(".-'")
         entry = aliases().lookup(text) or aliases().lookup(text.split()[0])
-        entity_type = entry.entity_type if entry else ("Product" if re.search(r"\d", text) or text[0].isupper() else None)
+        entity_type = entry.entity_type if entry else ("Product" if _DIGIT.search(text) or text[0].isupper() else None)
         if entity_type is None:
             continue
         canonical = entry.canonical if entry and normalize_surface(text) in {normalize_surface(a) for a in entry.aliases} else text
@@ -287,7 +289,7 @@ def _merge_latin_entities(sentence: str, tokens: list[Token]) -> list[Token]:
 
 
 def normalize_surface(text: str) -> str:
-    return re.sub(r"[\s\-]", "", text).casefold()
+    return _SPACE_OR_HYPHEN.sub("", text).casefold()
 
 
 def _merge_times(tokens: list[Token], times: list[TimeExpr]) -> list[Token]:
@@ -479,7 +481,7 @@ def _attribute(sentence: str, tokens: list[Token], start: int, end: int, mention
         value = named[0]
     else:
         # a quantity or a description (六千人, 展示精选模型作品…) is a value, not an entity
-        countable = bool(re.match(r"[0-9一二两三四五六七八九十百千万几半]", value_text)) or any(
+        countable = bool(_COUNTABLE.match(value_text)) or any(
             token.flag in ("m", "q", "mq") for token in value_tokens)
         value = Mention(value_text, match.start("value"), match.end("value"),
                         None if countable or len(value_text) > 12 else "Object", confidence=0.6)

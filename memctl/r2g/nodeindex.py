@@ -99,7 +99,7 @@ def text_settings(config):
         from engine.text.tokenizer import Tokenizer
 
         return Tokenizer(), BM25Parameters(field_weights={**FIELD_WEIGHTS})
-    from memctl.cli.search_cmd import text_settings as configured
+    from memctl.search_settings import text_settings as configured
 
     tokenizer, parameters = configured(config)
     # Settings files written before these fields existed still weigh them as measured.

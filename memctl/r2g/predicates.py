@@ -11,11 +11,13 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from memctl.r2g.lexicon import english_words, load_yaml
+from memctl.r2g.lexicon import english_words, lexicon_cache, load_yaml
 
 DEFAULT_ROLE = "PATIENT"
 _BETWEEN_VERB_AND_OBJECT = re.compile(r"[了过着]?(?:很多|好多|许多|一些|几[个张本部场次]?|[一二两三四五六七八九十0-9]+[个张本部场次杯瓶件只条台家顿首篇])?")
 _FRAME_MARK = "…"
+_SPACES = re.compile(r"\s+")
+_NOT_WORD = re.compile(r"[^0-9a-z一-鿿]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +94,7 @@ class PredicateLexicon:
         return None
 
 
-@cache
+@lexicon_cache
 def lexicon() -> PredicateLexicon:
     zh_words: dict = {}
     zh_pairs: dict = {}
@@ -142,7 +144,7 @@ _IRREGULAR_PLURALS = {"children": "child", "people": "person", "men": "man", "wo
                       "teeth": "tooth", "mice": "mouse", "geese": "goose"}
 
 
-@cache
+@lexicon_cache
 def english_lemmatizer():
     words = english_words()
     lemma_of = words["lemma_of"]
@@ -200,7 +202,7 @@ def noun_singular(word: str) -> str:
 
 def fallback_predicate(verb: str, object_head: str | None) -> str:
     """The predicate of a verb the lexicon does not know: "verb_object" or the verb alone."""
-    verb = re.sub(r"\s+", "_", verb.strip().lower())
+    verb = _SPACES.sub("_", verb.strip().lower())
     if object_head:
-        return f"{verb}_{re.sub(r'[^0-9a-z一-鿿]+', '_', object_head.strip().lower()).strip('_')}"
+        return f"{verb}_{_NOT_WORD.sub('_', object_head.strip().lower()).strip('_')}"
     return verb

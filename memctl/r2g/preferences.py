@@ -83,6 +83,8 @@ _EN_RULES = [
 ]
 _EN_CONTINUATION = re.compile(r"^(?:and\s+)?(?P<object>(?:" + _EN_ANSWER_VERBS + r")\b.+)")
 _EN_CLAUSE_SPLIT = re.compile(r"\s*(?:[;,]\s*(?:so|but|and)?|\bso\b|\bbut\b)\s*", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[，,；;。！？!?]")
+_CLAUSE_BREAK_KEPT = re.compile(r"([，,；;。！？!?])")
 _EN_TRAILING = re.compile(r"(?:[,\s]+please)?[\s.!?,;:]*$", re.IGNORECASE)
 
 
@@ -113,14 +115,14 @@ def is_instruction(sentence: str, lang: str, hits: list[PreferenceHit] | None = 
     hits = find_preferences(sentence, lang) if hits is None else hits
     if not hits or hits[0].kind != "instruction":
         return False
-    first_break = re.search(r"[，,；;。！？!?]", sentence)
+    first_break = _CLAUSE_BREAK.search(sentence)
     return first_break is None or hits[0].start < first_break.start()
 
 
 def _clauses(sentence: str, lang: str):
     if lang == "zh":
         position = 0
-        for piece in re.split(r"([，,；;。！？!?])", sentence):
+        for piece in _CLAUSE_BREAK_KEPT.split(sentence):
             if piece and piece not in "，,；;。！？!?":
                 yield position, piece
             position += len(piece)

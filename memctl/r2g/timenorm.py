@@ -550,7 +550,7 @@ def as_date(ref) -> date | None:
 
 
 # Most sentences hold no time at all: one cheap search for anything a rule could start with skips the rules.
-_MAY_HOLD_TIME = {
+_MAY_HOLD_TIME_PATTERNS = {
     "en": (
         r"\d|\b(?:today|tonight|tomorrow|yesterday|ago|later|week|weeks|weekend|month|months|year|years|day|days|"
         r"morning|afternoon|evening|night|recently|lately|a while|back then|the past|future|someday|childhood|"
@@ -562,10 +562,12 @@ _MAY_HOLD_TIME = {
     "zh": r"[\d今昨明前后天日周月年号星期礼拜最近来久刚候时当早这些节旦夕除秋冬春夏过将未往]",
 }
 
+_MAY_HOLD_TIME = {lang: re.compile(pattern, re.IGNORECASE) for lang, pattern in _MAY_HOLD_TIME_PATTERNS.items()}
+
 
 def find_times(sentence: str, ref=None, lang: str = "en") -> list[TimeExpr]:
     """Every time expression in `sentence`, left to right; earlier rules win where expressions overlap."""
-    if not re.search(_MAY_HOLD_TIME["zh" if lang == "zh" else "en"], sentence, re.IGNORECASE):
+    if not _MAY_HOLD_TIME["zh" if lang == "zh" else "en"].search(sentence):
         return []
     ref_day = as_date(ref)
     tense = _tense(sentence, lang)

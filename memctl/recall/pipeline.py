@@ -296,14 +296,14 @@ class _Run:
             self.trace.fallback("no_vectors", "recall.vector_enabled is true but the store has no vector index yet")
 
     def _collect(self, seeds: list, raw_hits: list, graph_ready: bool) -> None:
-        from memctl.model import episode_id
-
         for seed in seeds:
             self.candidates[seed.key] = rank.Candidate(seed.key, seed.type, keyword=seed.score,
                                                        term_part=seed.score, timestamp=seed.timestamp,
                                                        terms=seed.terms)
         if not raw_hits:
             return
+        from memctl.model import episode_id  # 5-10 ms of imports a query without raw hits does not pay
+
         top_seed = max((seed.score for seed in seeds), default=0.0)
         top_raw = raw_hits[0].score
         scale = (top_seed / top_raw) * RAW_MERGE_WEIGHT if top_seed > 0 and top_raw > 0 else 1.0

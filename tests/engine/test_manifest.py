@@ -17,6 +17,7 @@ from engine.format import (
     MANIFEST_HEADER_SIZE,
     MANIFEST_MAGIC,
     MANIFEST_PREFIX,
+    OLDEST_STORE_FORMAT_VERSION,
     TEMP_SUFFIX,
 )
 from engine.manifest import Manifest, decode, encode, load, manifest_name, publish, read_current
@@ -110,8 +111,15 @@ def test_length_mismatch_is_reported_at_the_length_field():
 
 
 def test_newer_version_is_refused():
-    with pytest.raises(UnsupportedVersion):
+    with pytest.raises(UnsupportedVersion, match="upgrade memctl"):
         decode(with_header(GOOD_BODY, version=FORMAT_VERSION + 1), "MANIFEST-000007")
+
+
+def test_store_of_an_older_format_is_refused_with_how_to_recreate_it():
+    # Format 1 kept raw.turns as rows: reading those records as columns would misread them.
+    with pytest.raises(UnsupportedVersion, match="re-create it") as caught:
+        decode(with_header(GOOD_BODY, version=OLDEST_STORE_FORMAT_VERSION - 1), "MANIFEST-000007")
+    assert caught.value.found == OLDEST_STORE_FORMAT_VERSION - 1
 
 
 def test_file_names():

@@ -14,6 +14,7 @@ from engine.codec import crc32, pack, unpack
 from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import (
     FORMAT_VERSION,
+    SEGMENT_CHECKSUM_BLOCK_BYTES,
     SEGMENT_COLUMN_ALIGNMENT,
     SEGMENT_FOOTER_FORMAT,
     SEGMENT_FOOTER_MAGIC,
@@ -110,6 +111,7 @@ def test_footer_and_directory_bytes(full_segment):
     assert directory_crc == crc32(data[offset: offset + length])
     directory = parsed["directory"]
     assert directory["kind"] == "test.kind"
+    assert directory["checksum_block"] == SEGMENT_CHECKSUM_BLOCK_BYTES
     assert directory["meta"] == {"note": "é", "count": 3}
     assert [column[0] for column in directory["columns"]] == list(COLUMNS)
 
@@ -119,14 +121,26 @@ def test_columns_are_aligned_and_described_exactly(full_segment):
     parsed = parse(path)
     data = parsed["data"]
     previous_end = SEGMENT_HEADER_SIZE
-    for name, dtype, shape, offset, length, crc in parsed["directory"]["columns"]:
+    for name, dtype, shape, offset, length, crcs in parsed["directory"]["columns"]:
         array = np.ascontiguousarray(COLUMNS[name])
         assert offset % SEGMENT_COLUMN_ALIGNMENT == 0
         assert data[previous_end:offset] == bytes(offset - previous_end), "padding must be zeros"
         assert (dtype, tuple(shape), length) == (array.dtype.str, array.shape, array.nbytes)
         assert data[offset: offset + length] == array.tobytes()
-        assert crc == crc32(array.tobytes())
+        assert crcs == (struct.pack("<I", crc32(array.tobytes())) if length else b"")
         previous_end = offset + length
+
+
+def test_a_large_column_has_one_crc_per_block(tmp_path):
+    path = tmp_path / "big.seg"
+    array = np.arange(SEGMENT_CHECKSUM_BLOCK_BYTES // 4, dtype=np.int64)  # two blocks, the second half full
+    write_segment(path, {"big": array})
+    parsed = parse(path)
+    name, _dtype, _shape, offset, length, crcs = parsed["directory"]["columns"][0]
+    block = SEGMENT_CHECKSUM_BLOCK_BYTES
+    data = parsed["data"][offset: offset + length]
+    assert length == 2 * block
+    assert crcs == struct.pack("<II", crc32(data[:block]), crc32(data[block:]))
 
 
 def test_finish_returns_the_manifest_entry_and_leaves_no_temp(full_segment):
@@ -281,6 +295,94 @@ def test_column_crc_is_computed_once_per_process(full_segment, monkeypatch):
     assert sizes[opened:] == [COLUMNS["matrix"].nbytes]
 
 
+BLOCK_ITEMS = SEGMENT_CHECKSUM_BLOCK_BYTES // 8
+
+
+@pytest.fixture
+def three_blocks(tmp_path):
+    """A 1-D int64 column of two and a half checksum blocks, after a small column."""
+    path = tmp_path / "000003.test.seg"
+    column = np.arange(BLOCK_ITEMS * 5 // 2, dtype=np.int64)
+    write_segment(path, {"small": np.arange(3), "values": column})
+    return path, column, column_offset(path, "values")
+
+
+@pytest.mark.parametrize("block", [0, 1, 2])
+def test_a_damaged_block_fails_only_the_reads_that_touch_it(three_blocks, block):
+    path, column, offset = three_blocks
+    damaged = offset + block * SEGMENT_CHECKSUM_BLOCK_BYTES + 5
+    flip_byte(str(path), damaged)
+    segment = Segment.open(str(path))
+    for other in {0, 1, 2} - {block}:
+        start = other * BLOCK_ITEMS
+        np.testing.assert_array_equal(segment.items("values", start, start + 10), column[start: start + 10])
+    block_start = offset + block * SEGMENT_CHECKSUM_BLOCK_BYTES
+    reads = [lambda: segment.items("values", block * BLOCK_ITEMS + 1, block * BLOCK_ITEMS + 2),
+             lambda: segment.verify_items("values", 0, column.size),
+             lambda: segment.column("values"),
+             segment.verify]
+    for read in reads:
+        with pytest.raises(CorruptionError) as caught:
+            read()
+        assert (caught.value.path, caught.value.offset) == (str(path), block_start)
+        assert "'values'" in caught.value.reason and f"block {block}" in caught.value.reason
+
+
+def test_items_are_zero_copy_views_and_verify_each_block_once(three_blocks, monkeypatch):
+    path, column, _offset = three_blocks
+    segment = Segment.open(str(path))
+    sizes = []
+
+    def counting_crc32(data, start=0):
+        sizes.append(len(data))
+        return crc32(data, start)
+
+    monkeypatch.setattr(segment_module, "crc32", counting_crc32)
+    view = segment.items("values", BLOCK_ITEMS - 1, BLOCK_ITEMS + 1)  # straddles blocks 0 and 1
+    np.testing.assert_array_equal(view, column[BLOCK_ITEMS - 1: BLOCK_ITEMS + 1])
+    assert isinstance(mapped_base(view), mmap.mmap) and not view.flags.writeable
+    assert sizes == [SEGMENT_CHECKSUM_BLOCK_BYTES] * 2
+    segment.items("values", 0, 2 * BLOCK_ITEMS)
+    segment.verify_items("values", 3, 3)  # an empty range touches nothing
+    assert len(sizes) == 2
+    segment.column("values")  # only the last, shorter block is left
+    assert sizes[2:] == [SEGMENT_CHECKSUM_BLOCK_BYTES // 2]
+    segment.items("values", 0, column.size)
+    assert len(sizes) == 3
+    with pytest.raises(ValueError):
+        segment.items("values", -1, 2)  # would wrap to the column's end, outside the checked blocks
+
+
+@pytest.mark.parametrize("position, damaged, caught", [(100, 2, False), (100, 1, True), (100, 0, True),
+                                                       (BLOCK_ITEMS * 5 // 2 - 3, 0, False),
+                                                       (BLOCK_ITEMS * 5 // 2 - 3, 2, True)])
+def test_a_binary_search_checks_the_blocks_it_probed(three_blocks, position, damaged, caught):
+    path, column, offset = three_blocks
+    flip_byte(str(path), offset + damaged * SEGMENT_CHECKSUM_BLOCK_BYTES + 9)
+    segment = Segment.open(str(path))
+    assert int(np.searchsorted(segment.column("values", verify=False), column[position])) == position
+    if caught:
+        with pytest.raises(CorruptionError) as error:
+            segment.verify_bisect("values", position)
+        assert error.value.offset == offset + damaged * SEGMENT_CHECKSUM_BLOCK_BYTES
+    else:
+        segment.verify_bisect("values", position)
+
+
+def test_a_version_1_column_with_one_crc_is_still_read(tmp_path):
+    path = tmp_path / "v1.seg"
+    array = np.arange(BLOCK_ITEMS * 3, dtype=np.int64)
+    write_segment(path, {"a": array})
+    name, dtype, shape, offset, length, _crcs = parse(path)["directory"]["columns"][0]
+    whole = crc32(parse(path)["data"][offset: offset + length])
+    rewrite_directory(path, {"kind": "test.kind", "columns": [[name, dtype, shape, offset, length, whole]], "meta": {}})
+    np.testing.assert_array_equal(Segment.open(str(path)).items("a", 5, 6), [5])
+    flip_byte(str(path), offset + length - 1)
+    with pytest.raises(CorruptionError) as caught:
+        Segment.open(str(path)).items("a", 5, 6)  # one block: any read checks the whole column
+    assert caught.value.offset == offset
+
+
 def test_verify_false_skips_the_check(full_segment):
     path, _entry = full_segment
     flip_byte(str(path), column_offset(path, "uint8"))
@@ -367,20 +469,26 @@ def test_missing_file_is_corruption(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "columns, reason",
+    "block, columns, reason",
     [
-        ([["a", "<i8", [10], 0, 80, 0]], "outside"),  # overlaps the header
-        ([["a", "<i8", [10], 64, 10**9, 0]], "outside"),  # runs into the directory
-        ([["a", "<i8", [11], 64, 80, 0]], "needs 88 bytes"),
-        ([["a", "|O", [10], 64, 80, 0]], "outside"),
-        ([["a", "<i8"]], "malformed"),
-        ([["a", "not a dtype", [10], 64, 80, 0]], "malformed"),
+        (None, [["a", "<i8", [10], 0, 80, 0]], "outside"),  # overlaps the header
+        (None, [["a", "<i8", [10], 64, 10**9, 0]], "outside"),  # runs into the directory
+        (None, [["a", "<i8", [11], 64, 80, 0]], "needs 88 bytes"),
+        (None, [["a", "|O", [10], 64, 80, 0]], "outside"),
+        (None, [["a", "<i8"]], "malformed"),
+        (None, [["a", "not a dtype", [10], 64, 80, 0]], "malformed"),
+        (None, [["a", "<i8", [10], 64, 80, b"\0" * 4]], "do not cover"),  # block CRCs without a block size
+        (1024, [["a", "<i8", [10], 64, 80, b"\0" * 8]], "do not cover"),
+        (1024, [["a", "<i8", [10], 64, 80, 0]], "do not cover"),  # one whole-column CRC
+        (0, [["a", "<i8", [10], 64, 80, b""]], "checksum block"),
+        ("64", [["a", "<i8", [10], 64, 80, b""]], "checksum block"),
     ],
 )
-def test_inconsistent_directory_entries_are_corruption(tmp_path, columns, reason):
+def test_inconsistent_directory_entries_are_corruption(tmp_path, block, columns, reason):
     path = tmp_path / "d.seg"
     write_segment(path, {"a": np.arange(10, dtype=np.int64)})
-    rewrite_directory(path, {"kind": "test.kind", "columns": columns, "meta": {}})
+    directory = {"kind": "test.kind", "columns": columns, "meta": {}}
+    rewrite_directory(path, directory if block is None else {**directory, "checksum_block": block})
     with pytest.raises(CorruptionError) as caught:
         Segment.open(str(path))
     assert reason in caught.value.reason

@@ -7,6 +7,11 @@ from memctl.ingest.chunker import (
 from memctl.ingest.model import Conversation, Turn
 
 
+def spans(chunk):
+    """(turn, offset, length) of each turn of a chunk."""
+    return list(zip(chunk.turns, chunk.offsets, chunk.lengths))
+
+
 def conversation(texts, speaker="用户", session_of=lambda index: None, conv_id="c"):
     return Conversation(conv_id, [Turn(conv_id, speaker, text, None, f"t#{index}", session=session_of(index))
                                   for index, text in enumerate(texts)])
@@ -34,18 +39,18 @@ def test_rendering_and_spans_are_exact():
         Turn("c", "Bot", "", None, "c"),
     ]))
     assert chunk.data.decode() == "用户: 蓝牙打不开 😀\na paragraph\n\nBot: \n"
-    assert [(span.offset, span.length) for span in chunk.spans] == [(8, 20), (29, 11), (47, 0)]
-    for span in chunk.spans:
-        assert chunk.data[span.offset: span.offset + span.length].decode() == span.turn.text
+    assert list(zip(chunk.offsets, chunk.lengths)) == [(8, 20), (29, 11), (47, 0)]
+    for turn, offset, length in spans(chunk):
+        assert chunk.data[offset: offset + length].decode() == turn.text
 
 
 def test_chunks_stay_within_the_maximum_and_keep_turn_order():
     texts = [f"turn {index}: " + "word " * 90 for index in range(200)]  # about 120 tokens each
     chunks = chunk_conversation(conversation(texts, speaker="A"))
     assert len(chunks) > 5
-    assert [span.turn.text for chunk in chunks for span in chunk.spans] == texts
+    assert [turn.text for chunk in chunks for turn in chunk.turns] == texts
     for chunk in chunks:
-        assert estimate_tokens(chunk.data.decode()) <= MAX_TOKENS + len(chunk.spans)
+        assert estimate_tokens(chunk.data.decode()) <= MAX_TOKENS + len(chunk.turns)
     assert all(estimate_tokens(chunk.data.decode()) >= MIN_TOKENS for chunk in chunks[:-1])
 
 
@@ -54,18 +59,21 @@ def test_session_boundaries_close_a_chunk_only_once_it_is_big_enough():
     assert len(small) == 1  # four short sessions share one chunk
     big_turn = "很" * 300
     big = chunk_conversation(conversation([big_turn] * 8, session_of=lambda index: str(index // 4)))
-    assert [len(chunk.spans) for chunk in big] == [4, 4]  # 1,200 tokens at the boundary: the chunk closes
+    assert [len(chunk.turns) for chunk in big] == [4, 4]  # 1,200 tokens, and the next session would not fit
+    sessions = "a" * 11 + "b" * 8 + "c" * 3  # turns of about 100 tokens: sessions of 1,100, 800 and 300
+    packed = chunk_conversation(conversation(["很" * 95] * 22, session_of=lambda index: sessions[index]))
+    assert [len(chunk.turns) for chunk in packed] == [19, 3]  # b still fits whole after a; c does not
 
 
 def test_an_oversized_turn_gets_its_own_chunk():
     texts = ["short", "字" * (MAX_TOKENS * 2), "short again"]
     chunks = chunk_conversation(conversation(texts))
-    assert [len(chunk.spans) for chunk in chunks] == [1, 1, 1]
+    assert [len(chunk.turns) for chunk in chunks] == [1, 1, 1]
 
 
 def test_chunks_never_span_conversations():
     chunks = chunk_all([conversation(["a"], conv_id="one"), conversation(["b"], conv_id="two")])
-    assert [(chunk.conv_id, len(chunk.spans)) for chunk in chunks] == [("one", 1), ("two", 1)]
+    assert [(chunk.conv_id, len(chunk.turns)) for chunk in chunks] == [("one", 1), ("two", 1)]
 
 
 def test_chunk_meta():
@@ -73,10 +81,9 @@ def test_chunk_meta():
         Turn("c", "用户", "我搬到深圳了", None, "D1:1"),
         Turn("c", "助手", "好的，记住了", "2024-07-10T08:05:00", "D1:2"),
     ]))
-    assert chunk.meta() == {"conv_id": "c", "role": None, "ts": "2024-07-10T08:05:00", "lang": "zh",
-                            "source_id": "D1:1..D1:2"}
+    assert chunk.meta() == {"lang": "zh"}  # the store derives the rest from the turns
     [single] = chunk_conversation(conversation(["hello there"], speaker="user"))
-    assert single.meta()["role"] == "user" and single.meta()["source_id"] == "t#0"
+    assert single.meta() == {"lang": "en"}
 
 
 turn_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
@@ -89,10 +96,10 @@ def test_spans_round_trip_for_any_text(turns):
     source = Conversation("c", [Turn("c", speaker, text, None, f"#{index}")
                                 for index, (speaker, text) in enumerate(turns)])
     chunks = chunk_conversation(source)
-    assert [span.turn for chunk in chunks for span in chunk.spans] == source.turns
+    assert [turn for chunk in chunks for turn in chunk.turns] == source.turns
     for chunk in chunks:
-        for span in chunk.spans:
-            assert chunk.data[span.offset: span.offset + span.length] == span.turn.text.encode("utf-8")
+        for turn, offset, length in spans(chunk):
+            assert chunk.data[offset: offset + length] == turn.text.encode("utf-8")
 
 
 def test_spans_round_trip_for_cjk_and_emoji_at_chunk_edges():
@@ -100,5 +107,5 @@ def test_spans_round_trip_for_cjk_and_emoji_at_chunk_edges():
     chunks = chunk_conversation(conversation(texts * 5))
     assert len(chunks) > 1
     for chunk in chunks:
-        for span in chunk.spans:
-            assert chunk.data[span.offset: span.offset + span.length].decode("utf-8") == span.turn.text
+        for turn, offset, length in spans(chunk):
+            assert chunk.data[offset: offset + length].decode("utf-8") == turn.text

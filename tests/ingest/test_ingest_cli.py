@@ -73,13 +73,15 @@ def test_raw_cat_prints_a_turn_exactly(run, isolated_home):
 def test_raw_ls(run, isolated_home):
     run("ingest", "--raw", os.path.join(SAMPLES, "xiaolin-life.locomo.json"), "--quiet")
     listed = json.loads(run("raw", "ls", "--json").stdout)
-    assert len(listed) == 2
-    assert {chunk["meta"]["conv_id"] for chunk in listed} == {"xiaolin-2024"}
+    assert len(listed) == 1  # its sessions fit in one chunk
+    assert listed[0]["mime"] == "text/plain; charset=utf-8"
+    assert listed[0]["meta"]["conv_id"] == "xiaolin-2024" and listed[0]["meta"]["lang"] == "zh"
+    assert listed[0]["meta"]["source_id"].startswith("D1:1..") and listed[0]["meta"]["role"] is None
     assert all(chunk["raw_id"].startswith("raw_") and chunk["refcount"] > 0 for chunk in listed)
     assert all(chunk["path"] == f"raw/{chunk['created_at'][:10].replace('-', '/')}/{chunk['sha256'][:2]}/"
                                 f"raw_{chunk['sha256']}.blob.zst" for chunk in listed)
     table = run("raw", "ls")
-    assert table.exit_code == 0 and "2 chunk(s)" in table.stdout
+    assert table.exit_code == 0 and "1 chunk(s)" in table.stdout
     assert all(chunk["raw_id"] in table.stdout for chunk in listed)
 
 

@@ -13,7 +13,7 @@ from engine.format import RAW_CHUNK_TABLE
 from engine.raw import RawStore
 from engine.store import Store
 from memctl.ingest.model import Source
-from memctl.ingest.pipeline import ingest
+from memctl.ingest.pipeline import ingest, prepare
 from memctl.ingest.sources import expand
 
 from ingest_testkit import LOCOMO_DEV, MEMDAILY_DEV, SAMPLES, needs_locomo
@@ -63,8 +63,14 @@ def test_turn_records_keep_speaker_time_source_and_extra(store):
     assert photo["ts"] == "2024-03-05T20:05:00"
     assert photo["extra"]["blip_caption"] == "一只刚洗完澡的柯基犬趴在浴巾上"
     assert photo["extra"]["place"] == "浙江杭州"
-    chunk = RawStore(store).get(photo["raw_ref"]["raw_id"])
-    assert chunk["meta"]["conv_id"] == "xiaolin-2024" and chunk["meta"]["lang"] == "zh"
+    raw_id = photo["raw_ref"]["raw_id"]
+    chunk = RawStore(store).get(raw_id)
+    assert chunk["meta"] == {"lang": "zh"}  # the rest of the chunk's meta is derived from its turns
+    first = next(record for record in records if record["raw_ref"]["raw_id"] == raw_id)
+    last = [record for record in records if record["raw_ref"]["raw_id"] == raw_id][-1]
+    assert RawStore(store).describe(raw_id, chunk)["meta"] == {
+        "conv_id": "xiaolin-2024", "role": None, "ts": first["ts"], "lang": "zh",
+        "source_id": f"{first['source_id']}..{last['source_id']}"}
     assert chunk["refcount"] == sum(record["raw_ref"]["raw_id"] == photo["raw_ref"]["raw_id"] for record in records)
 
 
@@ -166,15 +172,15 @@ print("ACK")
     ("raw.before_rename", 1), ("raw.after_rename.before_sync", 1), ("raw.after_sync", 1)])
 def test_an_ingest_killed_before_commit_leaves_only_orphans_that_gc_removes(tmp_path, failpoint, hit):
     store_path = str(tmp_path / "store")
-    sample = os.path.join(SAMPLES, "xiaolin-life.locomo.json")
+    samples = sorted(os.path.join(SAMPLES, name) for name in os.listdir(SAMPLES))  # several chunks
     environment = dict(os.environ, MEMCTL_FAILPOINT=f"{failpoint}:{hit}", PYTHONPATH=REPOSITORY)
-    result = subprocess.run([sys.executable, "-c", CRASHING_INGEST, store_path, sample], env=environment,
+    result = subprocess.run([sys.executable, "-c", CRASHING_INGEST, store_path, *samples], env=environment,
                             capture_output=True, text=True, cwd=REPOSITORY)
     assert result.returncode == -9 and "ACK" not in result.stdout, result.stderr
     with Store.open(store_path) as store:
         raw = RawStore(store)
         assert list(raw.scan()) == [] and turn_records(store) == []
         assert raw.gc() and blob_count(store) == 0
-        summary = ingest(store, [sample])
-        assert summary["chunks_new"] == 2
+        summary = ingest(store, samples)
+        assert summary["chunks_new"] == len(prepare(samples).chunks) > 1
         assert_spans_round_trip(store)

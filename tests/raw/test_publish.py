@@ -189,3 +189,32 @@ def test_storing_again_after_a_crash_before_the_sync_rewrites_the_damaged_blobs(
         named = sorted(record_blob_path(raw.get(result.raw_id)) for result in results)
         # Same UTC day as the crash (the usual case): the damaged files were replaced in place.
         assert sorted(unnamed) == sorted(set(damaged) - set(named))
+
+
+class FullDiskOps(fs.FileOps):
+    """Blob files after the second fail as on a full disk (they are written on the batch's blob thread)."""
+
+    def __init__(self):
+        self.created = 0
+
+    def open_new(self, path):
+        self.created += 1
+        if self.created > 2:
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        return super().open_new(path)
+
+
+def test_a_blob_write_failing_on_the_blob_thread_fails_the_batch_and_leaves_nothing(store):
+    raw = RawStore(store)
+    previous = fs.set_ops(FullDiskOps())
+    try:
+        with pytest.raises(OSError, match="No space left"):
+            with raw.batch() as writer:
+                for data in CHUNKS:
+                    writer.put(data, {})
+    finally:
+        fs.set_ops(previous)
+    assert list(raw.scan()) == [] and blob_files(store.path) == []
+    with raw.batch() as writer:  # the store still takes batches
+        writer.put(CHUNKS[0], {})
+    assert raw.read(raw_id_for(hashlib.sha256(CHUNKS[0]).hexdigest())) == CHUNKS[0]

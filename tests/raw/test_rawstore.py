@@ -30,14 +30,15 @@ def test_put_stores_one_compressed_blob_and_a_record(store):
     sha = hashlib.sha256(TEXT).hexdigest()
     assert result.new and result.raw_id == "raw_" + sha[:16] == raw_id_for(sha)
     record = raw.get(result.raw_id)
-    assert record == {
-        "mime": "text/plain; charset=utf-8", "len_bytes": len(TEXT), "sha256": bytes.fromhex(sha),
+    assert record == {  # the default mime is not stored
+        "len_bytes": len(TEXT), "sha256": bytes.fromhex(sha),
         "created_at": int(FIXED_DAY.timestamp()), "refcount": 3, "stored_bytes": result.stored_bytes,
         "meta": {"conv_id": "c", "lang": "zh"},
     }
     path = f"raw/2025/09/15/{sha[:2]}/raw_{sha}.blob.zst"
     assert raw.describe(result.raw_id, record) == {
-        "raw_id": result.raw_id, **record, "sha256": sha, "created_at": "2025-09-15T10:35:00+00:00", "path": path}
+        "raw_id": result.raw_id, "mime": "text/plain; charset=utf-8", **record, "sha256": sha,
+        "created_at": "2025-09-15T10:35:00+00:00", "path": path}
     assert blob_files(store.path) == [path]
     with open(os.path.join(store.path, path), "rb") as handle:
         blob = handle.read()

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from engine.codec import pack
 from engine.errors import CorruptionError, EngineError, InputError
 from engine.format import RAW_CHUNK_TABLE, RAW_TURNS_TABLE
-from engine.raw import RawStore, decode_ts, encode_ts
+from engine.raw import RawStore, TurnColumns, decode_ts, decode_turns, encode_ts, encode_turns, split_source_id
 from engine.store import Store
 
 CHUNK = "Ann: 你好 😀\nBen: hi\nnote without speaker\n\n".encode()
@@ -62,6 +62,40 @@ def test_one_compact_record_per_chunk(store):
     assert record["conv_id"] == "conv-a" and record["speakers"] == ["Ann", "Ben", None]
     assert record["ts"] == encode_ts("2023-05-08T13:56:00") and isinstance(record["ts"], int)
     assert isinstance(record["turns"], bytes) and isinstance(record["seq"], int)
+
+
+@pytest.mark.parametrize("source_id, split", [
+    ("D1:3", ("D1:", 3)), ("notes.txt#12", ("notes.txt#", 12)), ("a#012", ("a#0", 12)), ("a#00", ("a#0", 0)),
+    ("0", ("", 0)), ("", ("", None)), ("msg-abc", ("msg-abc", None)), ("x²", ("x²", None)), ("٣", ("٣", None)),
+    ("n" + "9" * 19, ("n" + "9" * 19, None)), ("9" * 18, ("", 10**18 - 1))])
+def test_source_ids_split_into_a_prefix_and_a_trailing_number(source_id, split):
+    assert split_source_id(source_id) == split
+    prefix, number = split
+    assert prefix + ("" if number is None else str(number)) == source_id
+
+
+TIMES = ["2023-05-08T13:56:00", "2023-05-08", "1999-12-31T23:59:59", "2023-11-14T22:13:20+00:00"]
+
+
+@given(st.lists(st.tuples(st.one_of(st.none(), st.text(max_size=5)),
+                          st.one_of(st.none(), st.sampled_from(TIMES)),
+                          st.one_of(st.text(max_size=12), st.integers(0, 10**20).map(str),
+                                    st.integers(0, 999).map(lambda number: f"D1:{number}")),
+                          st.integers(0, 3), st.integers(0, 5),
+                          st.one_of(st.none(), st.just({}), st.just({"blip_caption": "a cat", "n": 2}))),
+                min_size=1, max_size=30))
+def test_turn_columns_round_trip(rows):
+    offsets, end = [], 0
+    for _, _, _, gap, length, _ in rows:
+        offsets.append(end + gap)
+        end += gap + length
+    columns = TurnColumns([row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows], offsets,
+                          [row[4] for row in rows], [row[5] for row in rows])
+    record = encode_turns("c", columns, end, zstandard.ZstdCompressor())
+    decoded = decode_turns("raw_x", record)
+    assert [(turn["speaker"], turn["ts"], turn["source_id"], turn["raw_ref"]["offset"], turn["raw_ref"]["length"],
+             turn["extra"]) for turn in decoded] == [
+        (row[0], row[1], row[2], offset, row[4], row[5] or {}) for row, offset in zip(rows, offsets)]
 
 
 def test_the_same_chunk_again_adds_no_turns_and_no_references(store):
@@ -215,21 +249,25 @@ def test_verify_reports_spans_outside_the_chunk_or_inside_a_character(store):
     record = store.get(RAW_TURNS_TABLE, raw_id)
 
     def with_rows(rows):
-        return {**record, "turns": zstandard.ZstdCompressor().compress(pack(rows))}
+        """A payload of three turns holding `rows` [speaker, ts, prefixes, prefix, number, gap, length, extra]."""
+        columns = [[row[index] for row in rows] for index in range(8)]
+        columns[2] = rows[0][2]
+        return {**record, "turns": zstandard.ZstdCompressor().compress(pack(columns))}
 
-    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None, "x", 0, 1000, None]] * 3))
+    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None, ["x"], 0, None, 0, 1000, None]] * 3))
     assert reasons(store) == [(f"raw.turns/{raw_id}", f"turn {raw_id}:0 spans past the chunk's {len(CHUNK)} bytes")]
     cut = CHUNK.index("你".encode()) + 1
-    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None, "x", cut, 2, None]] * 3))
+    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None, ["x"], 0, None, cut, 2, None]] * 3))
     assert reasons(store) == [(f"raw.turns/{raw_id}", f"turn {raw_id}:0 does not span whole UTF-8 characters")]
-    for malformed in ([[0, None]], [[-1, None, "x", 0, 1, None]] * 3, [[0, None, "x", 0, -1, None]] * 3,
-                      [[0, None, 7, 0, 1, None]] * 3, [[0, None, "x", 0, 1, ["not", "a", "map"]]] * 3):
+    expected = "malformed turn row 0 (expected the columns speaker/ts/prefixes/prefix/number/gap/length/extra)"
+    for malformed in ([[-1, None, ["x"], 0, None, 0, 1, None]] * 3, [[0, None, ["x"], 0, None, 0, -1, None]] * 3,
+                      [[0, None, [7], 0, None, 0, 1, None]] * 3, [[0, None, ["x"], 1, None, 0, 1, None]] * 3,
+                      [[0, None, ["x"], 0, -5, 0, 1, None]] * 3, [[0, None, ["x"], 0, "1", 0, 1, None]] * 3,
+                      [[0, None, ["x"], 0, None, 0, 1, ["not", "a", "map"]]] * 3):
         tamper(store, RAW_TURNS_TABLE, raw_id, with_rows(malformed))
-        assert reasons(store) == [(f"raw.turns/{raw_id}",
-                                   "malformed turn row 0 (expected speaker/ts/source_id/gap/length/extra)")]
-    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None]]))
-    assert reasons(store) == [(f"raw.turns/{raw_id}",
-                               "malformed turn row 0 (expected speaker/ts/source_id/gap/length/extra)")]
+        assert reasons(store) == [(f"raw.turns/{raw_id}", expected)]
+    tamper(store, RAW_TURNS_TABLE, raw_id, {**record, "turns": zstandard.ZstdCompressor().compress(pack([[0], []]))})
+    assert reasons(store) == [(f"raw.turns/{raw_id}", expected)]
     with pytest.raises(CorruptionError, match="malformed turn row 0"):
         raw.turns(raw_id)
     tamper(store, RAW_TURNS_TABLE, raw_id, {**record, "turns": b"not zstd"})

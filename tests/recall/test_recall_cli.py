@@ -83,6 +83,73 @@ def test_json_schema(run):
     assert all({"name", "ms", "candidates", "top", "notes"} <= set(stage) for stage in trace["stages"])
 
 
+# The `recall --json` schema of README.md: (keys always printed, keys printed only sometimes) per object.
+DOCUMENTED = {
+    "answer": ({"query", "results", "trace"}, set()),
+    "card": ({"id", "type", "title", "text", "score", "scores", "path", "citations", "tokens"}, {"supports"}),
+    "scores": ({"bm25", "vec", "ppr", "weight"}, {"recency"}),
+    "citation": ({"raw_id", "offset", "length", "source_id", "ts", "snippet"}, {"error"}),
+    "matched node": ({"id", "type", "title", "matched"}, set()),
+    "node": ({"id", "type", "title"}, set()),
+    "edge": ({"edge", "kind"}, set()),
+    "trace": ({"total_ms", "variant", "lambda", "fallbacks", "stages"}, set()),
+    "fallback": ({"name", "reason"}, set()),
+    "stage": ({"name", "ms", "candidates", "top", "notes"}, set()),
+    "batch line": ({"id", "results"}, {"trace"}),
+}
+
+
+def _readme_section() -> str:
+    text = (SAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    start = text.index("### recall --json")
+    return text[start: text.index("\n#", start + 1)]
+
+
+def _conforms(value: dict, kind: str, seen: set) -> None:
+    always, sometimes = DOCUMENTED[kind]
+    assert always <= set(value) <= always | sometimes, (kind, sorted(value))
+    seen.update((kind, key) for key in value)
+
+
+def test_printed_keys_are_the_readme_schema(run, tmp_path):
+    section = _readme_section()
+    for always, sometimes in DOCUMENTED.values():
+        assert all(f'"{key}"' in section for key in always | sometimes), section
+    seen: set = set()
+    queries = [("Kyoto peanut allergy", "--top", "30", "--budget", "0"), ("Win11 蓝牙 打不开", "--mvp"),
+               ("错误码 0x8007045D", "--allow-raw")]
+    for arguments in queries:
+        answer = _json(run("--q", *arguments, "--json"))
+        _conforms(answer, "answer", seen)
+        for card in answer["results"]:
+            _conforms(card, "card", seen)
+            _conforms(card["scores"], "scores", seen)
+            for citation in card["citations"]:
+                _conforms(citation, "citation", seen)
+            for support in card.get("supports", ()):
+                _conforms(support, "node", seen)
+            if len(card["path"]) == 1:
+                _conforms(card["path"][0], "matched node", seen)
+            else:
+                parent, edge, node = card["path"]
+                _conforms(parent, "node", seen), _conforms(edge, "edge", seen), _conforms(node, "node", seen)
+        _conforms(answer["trace"], "trace", seen)
+        for fallback in answer["trace"]["fallbacks"]:
+            _conforms(fallback, "fallback", seen)
+        for stage in answer["trace"]["stages"]:
+            _conforms(stage, "stage", seen)
+    assert {("card", "supports"), ("edge", "edge"), ("fallback", "name")} <= seen, "the queries cover every form"
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"id": "a", "q": "Kyoto"}\n{"q": "蓝牙"}\n', encoding="utf-8")
+    for extra in ((), ("--trace",)):
+        result = run("--queries", str(batch), "--json", *extra)
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        assert [line["id"] for line in lines] == ["a", 2]
+        for line in lines:
+            _conforms(line, "batch line", seen)
+            assert ("trace" in line) == bool(extra)
+
+
 def test_budget_is_respected(run):
     full = _json(run("--q", "蓝牙 驱动", "--json", "--top", "10", "--budget", "0"))
     assert len(full["results"]) == 10

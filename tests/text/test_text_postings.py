@@ -42,6 +42,11 @@ def test_round_trip_per_term_and_whole_segment(entries, plain_field):
         assert int(encoded.document_frequencies[ordinal]) == len({entry[1] for entry in expected})
     terms, documents, fields, frequencies, positions = reader.all_entries()
     assert [used[term] for term in terms] == [entry[0] for entry in entries]
+    chosen = list(range(len(used)))[::-2]  # any order, as a query's terms come
+    *together, counts = reader.entries_of(chosen)
+    assert counts.tolist() == [reader.entries(ordinal)[0].size for ordinal in chosen]
+    for column, joined in enumerate(together):
+        assert joined.tolist() == [value for ordinal in chosen for value in reader.entries(ordinal)[column].tolist()]
     assert documents.tolist() == [entry[1] for entry in entries]
     assert positions.tolist() == [p for entry in entries for p in sorted(entry[3])]
 

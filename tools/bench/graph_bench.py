@@ -1,7 +1,7 @@
 """Graph benchmark: memctl's GraphStore against scipy.sparse, igraph and networkx on one graph, in one run.
 
     python tools/bench/graph_bench.py [--nodes 100000] [--edges 1000000] [--seeds 50] [--repeat 30]
-                                      [--import-nodes 1000000]
+                                      [--import-nodes 1000000] [--write]
 
 Workloads (same synthetic graph, same 50 random seeds, typed by seed 001's recall types ABOUT, SUPPORTS,
 CONTRADICTS, TEMPORAL_NEXT, following out-edges): 1-hop and 2-hop expansion; personalized PageRank, 20
@@ -10,13 +10,15 @@ iterations, over the 2-hop subgraph and over the whole graph (edge weight × app
 memctl runs from its real store: JSONL import, compaction, then a read-only snapshot over mmap'd segments.
 Peers get their structures built before timing (as a user would keep them in memory); their subgraph PPR
 includes extracting the subgraph, as memctl's does. Results are checked to agree before timing. Also
-measured: a cold process running a 2-hop expansion (imports included), and optionally a 1e6-node import with
-its peak memory. Peers are imported only here, never by memctl.
+measured: cold processes (a 2-hop expansion in Python, and `memctl graph --khop ID --k 2 --json` against the
+`memctl --version` floor, wall and CPU), and optionally a 1e6-node import with its peak memory. Peers are
+imported only here, never by memctl. --write replaces the graph_bench section of RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import gen_synthetic  # noqa: E402
+from common import table, write_section  # noqa: E402
 from engine.graph import pagerank, traverse  # noqa: E402
 from engine.graph.api import GraphStore  # noqa: E402
 from engine.graph.transfer import import_jsonl  # noqa: E402
@@ -54,17 +57,17 @@ assert "scipy" not in sys.modules and "numba" not in sys.modules, "a heavy impor
 print(len(rows), elapsed)
 """
 
-COLD_IMPORT = """
-import resource, sys, time
-start = time.perf_counter()
-from engine.store import Store
-from engine.graph.api import GraphStore
-from engine.graph.transfer import import_jsonl
-store = Store.open(sys.argv[1])
-report = import_jsonl(GraphStore(store), sys.argv[2])
-imported = time.perf_counter() - start
-store.close()
-print(report.nodes, report.edges, imported, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# `memctl` reporting its own peak RSS: VmHWM belongs to the process's memory map, which exec replaces, while
+# getrusage's ru_maxrss of a child also counts the pages it shared with this big parent when it was forked.
+MEMCTL_WITH_PEAK = """
+import atexit, sys
+def peak():
+    with open("/proc/self/status") as status:
+        sys.stderr.write(next(line for line in status if line.startswith("VmHWM")))
+atexit.register(peak)
+from memctl.cli.app import main
+sys.argv[0] = "memctl"
+sys.exit(main())
 """
 
 
@@ -90,9 +93,8 @@ def build_memctl(graph_data, workdir: Path):
     store.compact()
     compacted = time.perf_counter() - start
     store.close()
-    print(f"memctl import: {report.nodes} nodes, {report.edges} edges in {imported:.1f} s "
-          f"({(report.nodes + report.edges) / imported:,.0f} lines/s); compaction {compacted:.1f} s")
-    return store_path
+    return (f"memctl import: {report.nodes:,} nodes, {report.edges:,} edges in {imported:.1f} s "
+            f"({(report.nodes + report.edges) / imported:,.0f} lines/s); compaction {compacted:.1f} s.")
 
 
 def peers(graph_data, node_count: int, type_ids: list, weights: np.ndarray):
@@ -157,14 +159,37 @@ def networkx_khop(graph, seeds, k):
     return visited
 
 
-def cold_khop(store_path: Path, seeds: list, repeat: int) -> list[float]:
-    code = COLD_KHOP.format(types=RECALL_TYPES)
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code, str(store_path), *seeds], check=True, capture_output=True,
-                       cwd=ROOT)
-        samples.append(time.perf_counter() - start)
+def cold_processes(store_path: Path, seeds: list, repeat: int) -> dict:
+    """{name: ([wall seconds], [CPU seconds])} of cold processes, interleaved."""
+    home = store_path.parent / "home"
+    (home / "tenants").mkdir(parents=True, exist_ok=True)
+    if not (home / "tenants" / "default").exists():
+        (home / "tenants" / "default").symlink_to(store_path)
+    memctl = str(Path(sys.executable).with_name("memctl"))
+    commands = {
+        "python: 2-hop typed, 50 seeds": [sys.executable, "-c", COLD_KHOP.format(types=RECALL_TYPES),
+                                          str(store_path), *seeds],
+        "memctl graph --khop ID --k 2 --json": [memctl, "--home", str(home), "graph", "--khop", seeds[0], "--k", "2",
+                                                "--json"],
+        "memctl --version (floor)": [memctl, "--version"],
+        "python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
+    }
+    # As a user runs it: bytecode cached (a first, untimed round writes it where it is missing or stale).
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    samples = {name: ([], []) for name in commands}
+    for round_index in range(repeat + 1):
+        for name, command in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            result = subprocess.run(command, capture_output=True, cwd=ROOT, env=environment)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if result.returncode:
+                raise SystemExit(f"{name} failed: {result.stderr.decode()[-500:]}")
+            if not round_index:
+                continue
+            samples[name][0].append(wall)
+            samples[name][1].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return samples
 
 
@@ -175,22 +200,33 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--import-nodes", type=int, default=0, help="also time a cold import of this many nodes")
+    parser.add_argument("--write", action="store_true", help="write the results into tools/bench/RESULTS.md")
     options = parser.parse_args(argv)
 
     graph_data = _graph_with_edges(options.nodes, options.edges)
-    print(f"graph: {options.nodes} nodes, {len(graph_data.source)} edges; {options.seeds} seeds; "
-          f"types {','.join(RECALL_TYPES)}; out-edges; PPR {ITERATIONS} iterations")
+    report = [say(f"Graph: {options.nodes:,} nodes, {len(graph_data.source):,} edges (tools/gen_synthetic.py, seed 1); "
+                  f"{options.seeds} seeds; types {','.join(RECALL_TYPES)}; out-edges; PPR {ITERATIONS} iterations.")]
     with tempfile.TemporaryDirectory(prefix="graph_bench_") as workdir:
-        store_path = build_memctl(graph_data, Path(workdir))
-        run_queries(graph_data, options, store_path)
+        report.append(say(build_memctl(graph_data, Path(workdir))))
+        report.append(run_queries(graph_data, options, Path(workdir) / "store"))
         seeds = [gen_synthetic.node_key(int(seed)) for seed in _seeds(options)]
-        cold = cold_khop(store_path, seeds, max(5, options.repeat // 6))
-        print(f"cold process, 2-hop from {len(seeds)} seeds incl. imports and store open: median "
-              f"{statistics.median(cold):.3f} s (min {min(cold):.3f}); bare `python -c 'import numpy'`: "
-              f"{statistics.median(_bare_numpy(5)):.3f} s")
+        load_before = "%.1f %.1f %.1f" % os.getloadavg()
+        cold = cold_processes(Path(workdir) / "store", seeds, max(5, options.repeat // 6))
+        rows = [[name, f"{statistics.median(wall) * 1e3:.0f}", f"{statistics.median(cpu) * 1e3:.0f}",
+                 f"{min(wall) * 1e3:.0f}"] for name, (wall, cpu) in cold.items()]
+        report.append(say(f"Cold processes (medians of {len(cold[next(iter(cold))][0])}, interleaved; imports, "
+                          f"store open and the query included; load average before: {load_before}):\n\n"
+                          + table(["process", "wall ms", "CPU ms", "min wall ms"], rows)))
         if options.import_nodes:
-            import_million(options.import_nodes, Path(workdir))
+            report.append(say(import_million(options.import_nodes, Path(workdir))))
+    if options.write:
+        write_section("graph_bench", "\n\n".join(report))
     return 0
+
+
+def say(text: str) -> str:
+    print(text + "\n")
+    return text
 
 
 def _graph_with_edges(nodes: int, edges: int):
@@ -207,7 +243,7 @@ def _seeds(options) -> np.ndarray:
     return np.sort(np.random.default_rng(7).choice(options.nodes, options.seeds, replace=False))
 
 
-def run_queries(graph_data, options, store_path: Path) -> None:
+def run_queries(graph_data, options, store_path: Path) -> str:
     graph = GraphStore(Store.open(str(store_path), writable=False))
     view = graph.snapshot().view
     assert graph.node_id(gen_synthetic.node_key(12345 % options.nodes)) == 12345 % options.nodes
@@ -256,8 +292,7 @@ def run_queries(graph_data, options, store_path: Path) -> None:
         },
     }
     _check_agreement(workloads, view, seeds, subgraph, sorted_subgraph)
-    print(f"2-hop subgraph: {len(subgraph)} nodes\n")
-    print(f"{'workload':<20} {'tool':<13} {'median ms':>10} {'min ms':>9} {'vs scipy':>9}")
+    rows = []
     for workload, tools in workloads.items():
         repeat = {name: (2 if name == "networkx" and "whole" in workload else options.repeat) for name in tools}
         samples = {name: [] for name in tools}
@@ -268,10 +303,13 @@ def run_queries(graph_data, options, store_path: Path) -> None:
         reference = statistics.median(samples["scipy"])
         for name, values in samples.items():
             median = statistics.median(values)
-            print(f"{workload:<20} {name:<13} {median * 1e3:>10.3f} {min(values) * 1e3:>9.3f} "
-                  f"{median / reference:>8.2f}x")
-    print("\nwhole-graph PPR in memctl includes building the walk from the segments on every call;")
-    print("scipy's includes normalizing and transposing its prebuilt matrix; igraph solves exactly (PRPACK).")
+            rows.append([workload, name, f"{median * 1e3:.3f}", f"{min(values) * 1e3:.3f}",
+                         f"{median / reference:.2f}x"])
+    return say(f"In-process queries (2-hop subgraph: {len(subgraph):,} nodes; medians of {options.repeat} "
+               "interleaved runs, networkx whole-graph PPR 2):\n\n"
+               + table(["workload", "tool", "median ms", "min ms", "vs scipy"], rows)
+               + "\n\nWhole-graph PPR in memctl includes building the walk from the segments on every call; "
+               "scipy's includes normalizing and transposing its prebuilt matrix; igraph solves exactly (PRPACK).")
 
 
 def _igraph_subgraph_ppr(whole_graph, sorted_subgraph, seeds):
@@ -302,31 +340,29 @@ def _check_agreement(workloads, view, seeds, subgraph, sorted_subgraph) -> None:
     assert np.allclose(ranking.score, workloads["PPR whole graph"]["scipy"]()[ranking.node], atol=1e-12)
 
 
-def _bare_numpy(repeat: int) -> list[float]:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import numpy"], check=True)
-        samples.append(time.perf_counter() - start)
-    return samples
-
-
-def import_million(nodes: int, workdir: Path) -> None:
+def import_million(nodes: int, workdir: Path) -> str:
     graph_data = gen_synthetic.generate(nodes, int(nodes * 1.2), seed=1)
     jsonl = workdir / "million.jsonl"
     with open(jsonl, "w", encoding="utf-8") as stream:
         gen_synthetic.write_jsonl(graph_data, 1, stream)
-    store_path = workdir / "million"
-    result = subprocess.run([sys.executable, "-c", COLD_IMPORT, str(store_path), str(jsonl)], check=True,
-                            capture_output=True, text=True, cwd=ROOT)
-    node_count, edge_count, seconds, peak_kib = result.stdout.split()
-    print(f"import of {node_count} nodes + {edge_count} edges ({os.path.getsize(jsonl) / 1e6:.0f} MB JSONL): "
-          f"{float(seconds):.1f} s, peak RSS {int(peak_kib) / 1024 / 1024:.2f} GiB")
+    home = workdir / "million_home"
+    load_before = "%.1f %.1f %.1f" % os.getloadavg()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    with Store.open(str(store_path)) as store:
+    result = subprocess.run([sys.executable, "-c", MEMCTL_WITH_PEAK, "--home", str(home), "graph", "import",
+                             str(jsonl), "--json"], check=True, capture_output=True, text=True, cwd=ROOT)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    summary = json.loads(result.stdout)
+    peak_kib = int(result.stderr.split("VmHWM:")[1].split()[0])
+    start = time.perf_counter()
+    with Store.open(str(home / "tenants" / "default")) as store:
         store.compact()
-    print(f"compaction afterwards: {time.perf_counter() - start:.1f} s, peak RSS of this process "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024:.2f} GiB")
+    return (f"`memctl graph import FILE.jsonl --json` of {summary['nodes']:,} nodes + {summary['edges']:,} edges "
+            f"({os.path.getsize(jsonl) / 1e6:.0f} MB JSONL, {summary['batches']} batches), a cold process: "
+            f"{seconds:.1f} s wall, {cpu_seconds:.1f} s CPU, peak RSS {peak_kib / 1024 / 1024:.2f} GiB "
+            f"(load average before it: {load_before}); compaction afterwards {time.perf_counter() - start:.1f} s.")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,35 @@
+"""Store.commit builds the WAL payload value by value and keeps each value's bytes for the flush: the bytes
+must be those of codec.pack([sequence, operations]), and owned operations must read back as decoded ones."""
+
+from engine.codec import pack
+from engine.format import OP_COUNTER, OP_DELETE, OP_PUT
+from engine.store import Store, _pack_batch
+
+VALUES = [None, True, 0, -1, 2**40, 1.5, "", "文本", b"\x00bytes", [1, [2, (3, 4)]], {"k": {"nested": [None]}},
+          {1: "int key"}, "x" * 70000, list(range(20))]
+
+
+def test_payload_bytes_equal_packing_the_whole_batch():
+    operations = [[OP_PUT, "t", f"k{index}", value] for index, value in enumerate(VALUES)]
+    operations += [[OP_DELETE, "t", "k1"], [OP_COUNTER, "c", 7], (OP_PUT, "u" * 40, "key", (1, 2))]
+    operations += [[OP_PUT, "t", f"many{index}", index] for index in range(70000)]  # an array32 header
+    payload, values = _pack_batch(12345, operations)
+    assert payload == pack([12345, operations])
+    assert values[:len(VALUES)] == [pack(value) for value in VALUES]
+    assert values[len(VALUES):len(VALUES) + 2] == [None, None]
+
+
+def test_owned_and_copied_commits_flush_and_reopen_alike(tmp_path):
+    stores = {}
+    for owned in (False, True):
+        path = str(tmp_path / f"owned-{owned}")
+        with Store.open(path) as store:
+            with store.batch(owned) as batch:
+                for index, value in enumerate(VALUES):
+                    batch.put("t", f"k{index}", value if owned or not isinstance(value, list) else list(value))
+                batch.delete("t", "k2")
+            store.flush()
+        with Store.open(path, writable=False) as reopened:
+            stores[owned] = dict(reopened.scan("t"))
+    assert stores[False] == stores[True]
+    assert stores[True]["k10"] == {"k": {"nested": [None]}} and "k2" not in stores[True]
