@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 import zstandard
 
@@ -60,6 +61,7 @@ COMPRESSED_SLACK = RAW_BLOB_MAX_BYTES // 128 + 4096
 NAIVE_EPOCH = datetime(1970, 1, 1)
 UTC_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 ONE_SECOND = timedelta(seconds=1)
+SECONDS_PER_DAY = 86400
 # The shape datetime.isoformat() gives a naive time with whole seconds: such a string needs no round-trip check.
 NAIVE_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
 DIGITS = "0123456789"
@@ -73,8 +75,16 @@ def raw_id_for(sha256_hex: str) -> str:
 def blob_path(sha256_hex: str, created_at: int) -> str:
     """Path of a blob relative to the store directory (always with "/" separators); `created_at` is the
     chunk record's UTC epoch seconds."""
-    day = datetime.fromtimestamp(created_at, timezone.utc)
-    return f"{RAW_DIR}/{day:%Y/%m/%d}/{sha256_hex[:2]}/{RAW_ID_PREFIX}{sha256_hex}{RAW_BLOB_SUFFIX}"
+    day_directory = _day_directory(created_at // SECONDS_PER_DAY)
+    return f"{day_directory}/{sha256_hex[:2]}/{RAW_ID_PREFIX}{sha256_hex}{RAW_BLOB_SUFFIX}"
+
+
+@lru_cache(maxsize=64)
+def _day_directory(day_number: int) -> str:
+    """`raw/YYYY/MM/DD` of a UTC day counted from the epoch (formatting a date costs more than a whole put's
+    other path work, and a batch's chunks share their day)."""
+    day = datetime.fromtimestamp(day_number * SECONDS_PER_DAY, timezone.utc)
+    return f"{RAW_DIR}/{day:%Y/%m/%d}"
 
 
 def record_blob_path(record: dict) -> str:
@@ -200,6 +210,27 @@ def split_source_id(source_id: str) -> tuple[str, int | None]:
     return source_id[: len(source_id) - len(digits)], int(digits)
 
 
+def _split_source_ids(source_ids: list[str]) -> tuple[dict, list[int], list]:
+    """split_source_id over a column: (prefix → its index, each id's prefix index, each id's number). An id
+    that is the previous prefix followed by a plain decimal number (the common case: `notes.txt#41` after
+    `notes.txt#40`) skips the general split, which gives the same answer for it."""
+    prefix_index: dict = {}
+    prefix_column, numbers = [], []
+    prefix, index = None, -1
+    for source_id in source_ids:
+        rest = source_id[len(prefix):] if prefix is not None and source_id.startswith(prefix) else ""
+        if rest.isascii() and rest.isdigit() and rest[0] != "0" and len(rest) <= SOURCE_NUMBER_MAX_DIGITS:
+            number = int(rest)
+        else:
+            prefix, number = split_source_id(source_id)
+            index = prefix_index.setdefault(prefix, len(prefix_index))
+            if number is None:
+                prefix = None  # a prefix that may end in a digit: the next id needs the general split
+        prefix_column.append(index)
+        numbers.append(number)
+    return prefix_index, prefix_column, numbers
+
+
 def _deltas(values: list) -> list:
     """Ints as differences from the previous int of the column (the first from 0); other values as they are."""
     previous = 0
@@ -233,12 +264,7 @@ def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compress
     speaker_column = [speaker_index.setdefault(speaker, len(speaker_index)) for speaker in columns.speakers]
     encoded_ts = {ts: encode_ts(ts) for ts in dict.fromkeys(columns.ts)}  # a session's turns often share it
     ts_column = [encoded_ts[ts] for ts in columns.ts]
-    prefix_index: dict = {}
-    prefix_column, numbers = [], []
-    for source_id in columns.source_ids:
-        prefix, number = split_source_id(source_id)
-        prefix_column.append(prefix_index.setdefault(prefix, len(prefix_index)))
-        numbers.append(number)
+    prefix_index, prefix_column, numbers = _split_source_ids(columns.source_ids)
     extras = [extra or None for extra in columns.extras]
     payload = [speaker_column, _deltas(ts_column), list(prefix_index), prefix_column, _deltas(numbers), gaps,
                lengths, extras if any(extras) else None]

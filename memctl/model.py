@@ -110,6 +110,7 @@ def entity_id(tenant: str, name: str, entity_type: str) -> str:
     return node_id(NodeType.ENTITY, tenant, normalize_text(name), entity_type)
 
 
+@lru_cache(maxsize=1 << 12)  # a turn's id is asked for again by its TEMPORAL_NEXT edges to both neighbours
 def episode_id(tenant: str, raw_id: str, start: int, end: int) -> str:
     """One Episode per turn: the turn's raw chunk and character span identify it."""
     return node_id(NodeType.EPISODE, tenant, raw_id, start, end)

@@ -16,7 +16,9 @@ flush of a hundred edges costs a hundred entries, not one per node of the whole 
 is dense, which makes finding a row one index instead of a binary search.
 
 Arrays loaded from disk are checked by `validate` before any traversal indexes with them: numpy raises on
-an out-of-range index, but a wrong-but-in-range id would silently return another node's edges.
+an out-of-range index, but a wrong-but-in-range id would silently return another node's edges. A gather of
+a few rows (`gather_rows`) reads through a source's `bounds` and `take`, so a stored part can instead check
+only the entries it returns (and only their checksum blocks).
 """
 
 from __future__ import annotations
@@ -56,6 +58,14 @@ class Adjacency:
     @property
     def row_count(self) -> int:
         return len(self.indptr) - 1
+
+    def bounds(self, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(first position, edge count) of each row."""
+        starts = self.indptr[row]
+        return starts, self.indptr[row + 1] - starts
+
+    def take(self, name: str, positions: np.ndarray) -> np.ndarray:
+        return getattr(self, name)[positions]
 
     def columns(self) -> dict:
         """Arrays to store, by name (rows only when sparse)."""
@@ -100,6 +110,42 @@ def build_both(source, target, edge_type, weight, node_count: int, dense: bool) 
     """(out, in) adjacency of one part's edges."""
     return (build(source, target, edge_type, weight, node_count, dense),
             build(target, source, edge_type, weight, node_count, dense))
+
+
+def gather_rows(source, nodes: np.ndarray, mask) -> tuple:
+    """(origin, neighbor, edge_type, weight, edge_row) of the edges of `nodes` whose type `mask` (a boolean
+    table by type; None: every type) allows. `source`: an Adjacency, or a stored one that checks what it takes."""
+    row, origin_rows = find_rows(source, nodes)
+    starts, lengths = source.bounds(row)
+    positions = expand(starts, lengths)
+    origin = np.repeat(origin_rows, lengths)
+    if mask is not None:
+        keep = mask[source.take("edge_type", positions)]
+        positions, origin = positions[keep], origin[keep]
+    return (origin, source.take("neighbor", positions), source.take("edge_type", positions),
+            source.take("weight", positions), source.take("edge_row", positions))
+
+
+def find_rows(source, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row index, node) of each of `nodes` that has a row in this adjacency."""
+    if source.rows is None:
+        present = nodes[nodes < source.row_count]
+        return present, present
+    rows = source.rows
+    position = np.searchsorted(rows, nodes)
+    inside = position < len(rows)
+    position, present = position[inside], nodes[inside]
+    hit = rows[position] == present
+    return position[hit], present[hit]
+
+
+def expand(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of the ranges starts[i] .. starts[i] + lengths[i], without a Python loop."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    shifts = starts - (np.cumsum(lengths) - lengths)
+    return np.repeat(shifts, lengths) + np.arange(total)
 
 
 def validate(adjacency: Adjacency, node_count: int, edge_rows: int, path: str = "<graph part>") -> Adjacency:

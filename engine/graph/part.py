@@ -17,10 +17,12 @@ Columns of a `graph.csr` segment (the delta holds the same arrays in memory):
                       when the part is sparse); edge_row indexes the edge.* arrays
 
 meta: {"version": GRAPH_SEGMENT_VERSION, "node_count", "edge_count" (id bounds when written), "dense",
-"edges": E, "nodes": N, "types": {"node:<Name>" / "edge:<Name>": id}}. Every column is validated the first
-time it is used, so a cold query pays only for the columns it touches and a damaged file raises
-CorruptionError instead of answering wrongly. Ids are int32 while they fit: each column a cold query
-touches is checksummed in full on first use, so narrower columns make a faster first query.
+"edges": E, "nodes": N, "types": {"node:<Name>" / "edge:<Name>": id}}. A damaged file raises CorruptionError
+instead of answering wrongly, and a cold query pays only for what it reads: the attributes below (out, inn,
+edge_id, ...) check whole columns (block checksums and values) on first use, for whole-graph work and
+`memctl check`; the row reads a query makes (`gather_rows`, `edge_ids_at`, `edge_times_at`, `decode_keys`
+of node keys) check only the block-sized spans they read from (checksums, then values). Ids are int32 while
+they fit.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from functools import cached_property
 import numpy as np
 
 from engine.errors import CorruptionError, UnsupportedVersion
-from engine.format import GRAPH_SEGMENT_VERSION
+from engine.format import GRAPH_SEGMENT_VERSION, SEGMENT_CHECKSUM_BLOCK_BYTES
 from engine.graph import csr
 from engine.graph.view import NODE_TYPE_DTYPE
 
@@ -98,8 +100,13 @@ def build_columns(edges: dict, dropped, nodes: dict, node_count: int, edge_count
 class GraphPart:
     """A part read from a segment (or from in-memory columns), checked column by column on first use."""
 
-    def __init__(self, column, meta: dict, path: str):
+    def __init__(self, column, meta: dict, path: str, segment=None):
         self._column = column
+        self._segment = segment  # None: in-memory columns, nothing to verify
+        self._views: dict = {}  # name → column whose dtype and length are checked, its blocks and values not
+        self._stored: dict = {}  # side → _StoredAdjacency
+        self._checked: dict = {}  # name → which block-sized spans of the column `_take` has checked
+        self._sound: set = set()  # names whose every span is checked
         self.path = path
         self.meta = meta
         if not isinstance(meta, dict):
@@ -118,7 +125,7 @@ class GraphPart:
 
     @classmethod
     def from_segment(cls, segment) -> "GraphPart":
-        return cls(segment.column, segment.meta, segment.path)
+        return cls(segment.column, segment.meta, segment.path, segment)
 
     @classmethod
     def from_columns(cls, columns: dict, meta: dict, path: str = "<unflushed graph records>") -> "GraphPart":
@@ -151,6 +158,77 @@ class GraphPart:
         if strictly_increasing and len(ids) > 1 and (np.diff(ids) <= 0).any():
             self._fail(f"column {name} is not strictly increasing")
         return ids
+
+    def _unchecked(self, name: str, dtypes, length: int | None = None) -> np.ndarray:
+        """A column with its dtype and length checked, but neither its checksum blocks nor its values: reads
+        through `_take` check what they gather."""
+        array = self._views.get(name)
+        if array is None:
+            array = self._segment.column(name, verify=False) if self._segment is not None else self._column(name)
+            if array.dtype not in [np.dtype(dtype) for dtype in dtypes] or array.ndim != 1:
+                self._fail(f"column {name} has dtype {array.dtype} and {array.ndim} dimensions")
+            if length is not None and len(array) != length:
+                self._fail(f"column {name} has {len(array)} entries, expected {length}")
+            self._views[name] = array
+        return array
+
+    def _take(self, name: str, positions: np.ndarray, check=None) -> np.ndarray:
+        """Entries `positions` (in range) of a column taken by `_unchecked`. Each block-sized span they fall in
+        is checked once: its checksum blocks, then `check(values)` (raises on a bad value) over the whole span,
+        so later reads of it, and every read once all spans are checked, just index."""
+        array = self._views[name]
+        if name not in self._sound and len(positions):
+            span = max(SEGMENT_CHECKSUM_BLOCK_BYTES // array.itemsize, 1)
+            checked = self._checked.get(name)
+            if checked is None:
+                checked = self._checked[name] = np.zeros(-(-len(array) // span), bool)
+            touched = np.zeros(len(checked), bool)
+            touched[positions // span] = True
+            for block in np.flatnonzero(touched & ~checked).tolist():
+                # verify_items checks every stored block the span overlaps, whatever the segment's block size.
+                if self._segment is not None:
+                    self._segment.verify_items(name, block * span, (block + 1) * span)
+                if check is not None:
+                    check(array[block * span: (block + 1) * span])
+                checked[block] = True
+            if checked.all():
+                self._sound.add(name)
+        return array[positions]
+
+    def _below(self, name: str, limit: int):
+        """A `_take` check: every value lies in 0..limit-1."""
+        def check(values: np.ndarray) -> None:
+            if len(values) and (values.min() < 0 or values.max() >= limit):
+                self._fail(f"column {name} holds a value outside 0..{limit - 1}")
+
+        return check
+
+    def _row_source(self, side: str):
+        """What `gather_rows` reads: the whole validated adjacency once it is loaded (or for an in-memory or
+        sparse part, which is small), else the stored columns checked as they are read."""
+        attribute = "out" if side == "out" else "inn"
+        if self._segment is None or not self.dense or attribute in self.__dict__:
+            return getattr(self, attribute)
+        source = self._stored.get(side)
+        if source is None:
+            source = self._stored[side] = _StoredAdjacency(self, side)
+        return source
+
+    def gather_rows(self, side: str, nodes: np.ndarray, mask) -> tuple:
+        """(origin, neighbor, edge_type, weight, edge_row) of the `side` edges of `nodes` (csr.gather_rows)."""
+        return csr.gather_rows(self._row_source(side), nodes, mask)
+
+    def edge_ids_at(self, rows: np.ndarray) -> np.ndarray:
+        if "edge_id" in self.__dict__:
+            return self.edge_id[rows]
+        self._unchecked("edge.id", (np.int32, np.int64), self.meta["edges"])
+        return self._take("edge.id", rows, self._below("edge.id", self.edge_count))
+
+    def edge_times_at(self, rows: np.ndarray) -> np.ndarray:
+        if "edge_time" in self.__dict__:
+            return self.edge_time[rows]
+        self._unchecked("edge.time", (np.float64,), self.meta["edges"])
+        return self._take("edge.time", rows)
 
     def _adjacency(self, prefix: str) -> csr.Adjacency:
         def column(name: str):
@@ -296,12 +374,69 @@ class GraphPart:
         return None
 
     def decode_keys(self, which: str, positions) -> list[str]:
-        """Keys at `positions` of the node keys (which="node") or of the custom edge keys."""
+        """Keys at `positions` (in range) of the node keys (which="node") or of the custom edge keys."""
+        if which == "node" and self._segment is not None and "node_key_columns" not in self.__dict__:
+            return self._read_node_keys(np.asarray(positions, dtype=np.int64))
         offsets, blob = self.node_key_columns if which == "node" else self.custom_key_columns
+        return [self._decode(which, position, blob[int(offsets[position]): int(offsets[position + 1])])
+                for position in positions]
+
+    def _read_node_keys(self, positions: np.ndarray) -> list[str]:
+        """Node keys checking only their offsets, bytes and the blocks holding them (a query's few keys)."""
+        self._unchecked("node.key_offsets", (KEY_OFFSET_DTYPE,), self.meta["nodes"] + 1)
+        blob = self._unchecked("node.keys", (np.uint8,))
+        check = self._below("node.key_offsets", len(blob) + 1)
+        starts = self._take("node.key_offsets", positions, check).astype(np.int64)
+        ends = self._take("node.key_offsets", positions + 1, check).astype(np.int64)
+        if (ends < starts).any():
+            self._fail("node key offsets do not partition the key bytes")
         keys = []
-        for position in positions:
-            try:
-                keys.append(bytes(blob[int(offsets[position]): int(offsets[position + 1])]).decode("utf-8"))
-            except UnicodeDecodeError:
-                self._fail(f"{which} key {position} is not UTF-8")
+        for position, start, end in zip(positions.tolist(), starts.tolist(), ends.tolist()):
+            self._segment.verify_items("node.keys", start, end)
+            keys.append(self._decode("node", position, blob[start:end]))
         return keys
+
+    def _decode(self, which: str, position: int, data: np.ndarray) -> str:
+        try:
+            return bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            self._fail(f"{which} key {position} is not UTF-8")
+
+
+class _StoredAdjacency:
+    """One direction of a stored dense part, read a few rows at a time (csr.gather_rows' source): only the
+    block-sized spans holding the entries it takes are checked (checksums, then bounds), so a query touching a
+    few nodes does not hash and scan every edge column."""
+
+    _EDGE_COLUMNS = {"neighbor": (np.int32, np.int64), "edge_type": (np.uint8, np.uint16),
+                     "weight": (csr.WEIGHT_DTYPE,), "edge_row": (np.int32, np.int64)}
+
+    rows = None  # dense: row r is node r
+
+    def __init__(self, part: GraphPart, side: str):
+        self.part = part
+        self.prefix = "out" if side == "out" else "in"
+        indptr = part._unchecked(f"{self.prefix}.indptr", (csr.INDPTR_DTYPE,))
+        for name, dtypes in self._EDGE_COLUMNS.items():
+            part._unchecked(f"{self.prefix}.{name}", dtypes, part.meta["edges"])
+        self.row_count = len(indptr) - 1
+        if not 0 <= self.row_count <= part.node_count:
+            part._fail(f"{self.prefix} adjacency has {self.row_count} rows for {part.node_count} nodes")
+        edges = part.meta["edges"]
+        self.checks = {"indptr": part._below(f"{self.prefix}.indptr", edges + 1),
+                       "neighbor": part._below(f"{self.prefix}.neighbor", part.node_count),
+                       "edge_row": part._below(f"{self.prefix}.edge_row", edges), "weight": self._weights_sound}
+
+    def bounds(self, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        starts, ends = self.take("indptr", row), self.take("indptr", row + 1)
+        lengths = ends - starts
+        if (lengths < 0).any():
+            self.part._fail(f"{self.prefix}.indptr is not monotone")
+        return starts, lengths
+
+    def take(self, name: str, positions: np.ndarray) -> np.ndarray:
+        return self.part._take(f"{self.prefix}.{name}", positions, self.checks.get(name))
+
+    def _weights_sound(self, values: np.ndarray) -> None:
+        if not (np.isfinite(values) & (values >= 0)).all():
+            self.part._fail(f"{self.prefix}.weight holds a negative, NaN or infinite weight")

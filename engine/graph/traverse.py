@@ -206,8 +206,10 @@ def _check_direction(direction: str) -> None:
 
 def _gather_part(view: GraphView, index: int, part, side: str, nodes, mask, detail: bool,
                  timed: bool) -> EdgeSet:
-    adjacency = part.out if side == "out" else part.inn
+    detail = detail or timed  # the cap breaks ties by edge id
+    with_ids = detail or view.edge_owner is not None
     if nodes is None:
+        adjacency = part.out if side == "out" else part.inn
         row_nodes = np.arange(adjacency.row_count) if adjacency.rows is None else adjacency.rows
         origin = np.repeat(row_nodes, np.diff(adjacency.indptr))
         # every edge: slices are views, where a million-entry index array would copy every column
@@ -215,21 +217,14 @@ def _gather_part(view: GraphView, index: int, part, side: str, nodes, mask, deta
         if mask is not None:
             positions = np.flatnonzero(mask[adjacency.edge_type])
             origin = origin[positions]
+        neighbor, edge_type, weight, edge_row = (adjacency.neighbor[positions], adjacency.edge_type[positions],
+                                                 adjacency.weight[positions], adjacency.edge_row[positions])
+        edge_id = part.edge_id[edge_row] if with_ids else None
+        edge_time = part.edge_time[edge_row] if timed else None
     else:
-        row, origin_rows = _find_rows(adjacency, nodes)
-        starts = adjacency.indptr[row]
-        lengths = adjacency.indptr[row + 1] - starts
-        positions = _expand(starts, lengths)
-        origin = np.repeat(origin_rows, lengths)
-        if mask is not None:
-            keep = mask[adjacency.edge_type[positions]]
-            positions, origin = positions[keep], origin[keep]
-    neighbor = adjacency.neighbor[positions]
-    edge_type = adjacency.edge_type[positions]
-    weight = adjacency.weight[positions]
-    edge_row = adjacency.edge_row[positions]
-    detail = detail or timed  # the cap breaks ties by edge id
-    edge_id = part.edge_id[edge_row] if detail or view.edge_owner is not None else None
+        origin, neighbor, edge_type, weight, edge_row = part.gather_rows(side, nodes, mask)
+        edge_id = part.edge_ids_at(edge_row) if with_ids else None
+        edge_time = part.edge_times_at(edge_row) if timed else None
     keep = None
     if view.edge_owner is not None:
         keep = view.edge_owner[edge_id] == index
@@ -237,30 +232,8 @@ def _gather_part(view: GraphView, index: int, part, side: str, nodes, mask, deta
         alive = ~view.node_dead[neighbor] & ~view.node_dead[origin]
         keep = alive if keep is None else keep & alive
     found = EdgeSet(origin.astype(np.int64, copy=False), neighbor.astype(np.int64, copy=False), edge_type, weight,
-                    edge_id if detail else None, part.edge_time[edge_row] if timed else None)
+                    edge_id if detail else None, edge_time)
     return found if keep is None else found.take(keep)
-
-
-def _find_rows(adjacency, nodes: np.ndarray):
-    """(row index, node) of each of `nodes` that has a row in this adjacency."""
-    if adjacency.rows is None:
-        present = nodes[nodes < adjacency.row_count]
-        return present, present
-    rows = adjacency.rows
-    position = np.searchsorted(rows, nodes)
-    inside = position < len(rows)
-    position, present = position[inside], nodes[inside]
-    hit = rows[position] == present
-    return position[hit], present[hit]
-
-
-def _expand(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenation of the ranges starts[i] .. starts[i] + lengths[i], without a Python loop."""
-    total = int(lengths.sum())
-    if total == 0:
-        return _EMPTY_IDS
-    shifts = starts - (np.cumsum(lengths) - lengths)
-    return np.repeat(shifts, lengths) + np.arange(total)
 
 
 def _concat(sets: list) -> EdgeSet:

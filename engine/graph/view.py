@@ -9,6 +9,8 @@ A part is what one flush (or the compaction, or the unflushed delta) contributes
     node_id         int32 or int64, sorted: nodes whose state this part records
     node_type       uint16[len(node_id)]
     node_deleted    bool[len(node_id)]
+    gather_rows(side, nodes, mask), edge_ids_at(rows), edge_times_at(rows): the edges of a few nodes and their
+                    ids and times (a stored part checks only what these read, not whole columns)
 
 Any object with these attributes is a part (segment-backed parts load them lazily). A later part's version
 of an edge or node replaces an earlier one: `edge_owner[edge id]` names the part holding an edge's live
@@ -42,6 +44,15 @@ class Part:
             np.asarray(node_type, dtype=NODE_TYPE_DTYPE)
         self.node_deleted = np.zeros(len(self.node_id), bool) if node_deleted is None else \
             np.asarray(node_deleted, dtype=bool)
+
+    def gather_rows(self, side: str, nodes: np.ndarray, mask) -> tuple:
+        return csr.gather_rows(self.out if side == "out" else self.inn, nodes, mask)
+
+    def edge_ids_at(self, rows: np.ndarray) -> np.ndarray:
+        return self.edge_id[rows]
+
+    def edge_times_at(self, rows: np.ndarray) -> np.ndarray:
+        return self.edge_time[rows]
 
 
 def build_part(edge_id, source, target, edge_type, weight, edge_time, node_count: int, dense: bool = False,

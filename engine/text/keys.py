@@ -57,47 +57,54 @@ def _block(keys: list) -> bytes:
 
 
 def shared_prefix(left: bytes, right: bytes) -> int:
-    """Bytes at the start of both (binary search over slice comparisons: C speed, no loop per byte)."""
+    """Bytes at the start of both: the first differing byte is the highest set byte of the two prefixes'
+    XOR read as big-endian integers (C speed, no loop per byte)."""
     limit = min(len(left), len(right))
-    if left[:limit] == right[:limit]:
-        return limit
-    low, high = 0, limit  # left[:low] == right[:low] and left[:high] != right[:high]
-    while high - low > 1:
-        middle = (low + high) // 2
-        if left[:middle] == right[:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
+    difference = int.from_bytes(left[:limit], "big") ^ int.from_bytes(right[:limit], "big")
+    return limit - (difference.bit_length() + 7) // 8
 
 
 class KeyReader:
-    """key(local) over the columns written by `encode`; `column(name)` returns a numpy array."""
+    """key(local) over the columns written by `encode`; `column(name)` returns a numpy array, and
+    `items(name, start, stop)` a range of one (a published segment then checks only the key blocks read)."""
 
-    def __init__(self, column, document_count: int, path: str = "<memory>"):
+    def __init__(self, column, document_count: int, path: str = "<memory>", items=None):
         self._column = column
+        self._items = items
         self.document_count = document_count
         self.path = path
         self._offsets = None
         self._data = None
 
-    def _columns(self) -> tuple[list, bytes]:
-        """Offsets as a list and the blocks as one bytes object (read once: a lookup then never touches
-        numpy, which would cost more than the decoding)."""
+    def _block_offsets(self) -> list:
         if self._offsets is None:
             offsets = self._column("key_block_offsets")
             if offsets.size != -(-self.document_count // KEYS_PER_BLOCK) + 1:
                 raise CorruptionError(self.path, None, "key blocks do not match the document count")
-            self._data = self._column("key_blocks").tobytes()
             self._offsets = offsets.tolist()
-        return self._offsets, self._data
+        return self._offsets
+
+    def _columns(self) -> tuple[list, bytes]:
+        """Offsets as a list and the blocks as one bytes object (read once: a lookup then never touches
+        numpy, which would cost more than the decoding)."""
+        if self._data is None:
+            self._data = self._column("key_blocks").tobytes()
+        return self._block_offsets(), self._data
 
     def key(self, local: int) -> str:
-        offsets, data = self._columns()
         block, wanted = divmod(local, KEYS_PER_BLOCK)
-        start, end = offsets[block], offsets[block + 1]
+        if self._items is None:
+            offsets, data = self._columns()
+            start, end = offsets[block], offsets[block + 1]
+            data = data[start:end]
+        else:
+            offsets = self._block_offsets()
+            start, end = offsets[block], offsets[block + 1]
+            if start > end:
+                raise CorruptionError(self.path, None, "key block offsets are not ascending")
+            data = self._items("key_blocks", start, end).tobytes()
         count = min(KEYS_PER_BLOCK, self.document_count - block * KEYS_PER_BLOCK)
-        return _text(_block_keys(data[start:end], count, self.path, start, wanted)[0], self.path)
+        return _text(_block_keys(data, count, self.path, start, wanted)[0], self.path)
 
     def keys(self) -> list:
         """Every key in document order (compaction, checks)."""

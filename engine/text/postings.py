@@ -157,15 +157,24 @@ def _position_deltas(positions: np.ndarray, frequencies: np.ndarray) -> np.ndarr
 
 
 class PostingsReader:
-    """Decodes one segment's postings; `column(name)` returns the arrays named like EncodedPostings'."""
+    """Decodes one segment's postings; `column(name)` returns the arrays named like EncodedPostings', and
+    `items(name, start, stop)` a range of one (a published segment checks only the blocks holding it:
+    a query reads a few terms' bytes of the postings and positions streams, not megabytes)."""
 
-    def __init__(self, column, field_slots: int, document_count: int, path: str = "<memory>", plain_field: int = 0):
+    def __init__(self, column, field_slots: int, document_count: int, path: str = "<memory>", plain_field: int = 0,
+                 items=None):
         self._column = column
+        self._checked_items = items or (lambda name, start, stop: column(name)[start:stop])
         self.plain_field = plain_field
         self.field_slots = field_slots
         self.document_count = document_count
         self.path = path
         self._skip_starts = None
+
+    def _items(self, name: str, start: int, stop: int) -> np.ndarray:
+        if not 0 <= start <= stop:
+            raise CorruptionError(self.path, None, f"{name} offsets are not ascending")
+        return self._checked_items(name, start, stop)
 
     def skip_rows(self, term: int) -> tuple[int, int]:
         if self._skip_starts is None:
@@ -183,13 +192,14 @@ class PostingsReader:
         count = int(self._column("entry_counts")[term])
         if within is not None and count > BLOCK_ENTRIES:
             return self._blocks(term, start, end, count, within)
+        data = self._items("postings", start, end)
         if kernels is not None:
             documents, fields, frequencies, status = kernels.decode_entries(
-                self._column("postings"), start, end, count, self.field_slots, self.plain_field, self.document_count)
+                data, 0, end - start, count, self.field_slots, self.plain_field, self.document_count)
             if status:
                 raise CorruptionError(self.path, start, "postings of a term are malformed")
             return documents, fields, frequencies
-        values = varint.decode(self._column("postings")[start:end], self.path, start)
+        values = varint.decode(data, self.path, start)
         return self._assemble(values[:count], values[count:], None, start)
 
     def entries_of(self, terms: list) -> tuple:
@@ -198,11 +208,10 @@ class PostingsReader:
         whose cost is numpy's per call, not per entry."""
         offsets = self._column("postings_offsets")
         entry_counts = self._column("entry_counts")
-        data = self._column("postings")
         ranges = [(int(offsets[term]), int(offsets[term + 1])) for term in terms]
         counts = np.array([int(entry_counts[term]) for term in terms], dtype=np.int64)
-        chunk = np.concatenate([data[start:end] for start, end in ranges]) if len(ranges) > 1 else \
-            data[ranges[0][0]:ranges[0][1]]
+        pieces = [self._items("postings", start, end) for start, end in ranges]
+        chunk = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
         lengths = np.array([end - start for start, end in ranges], dtype=np.int64)
         return self._decode_runs(chunk, lengths, counts, ranges[0][0]) + (counts,)
 
@@ -237,13 +246,12 @@ class PostingsReader:
         detail_limits = np.append(detail_bytes, end - start)
         # `within` is sorted, so the blocks holding it come in order: keep each once.
         wanted = sorted(set((np.searchsorted(block_documents, within, side="right") - 1).tolist()))
-        data = self._column("postings")
         pieces = []
         for block in (block for block in wanted if block >= 0):
-            document_values = varint.decode(data[start + document_limits[block]: start + document_limits[block + 1]],
-                                            self.path, start)
-            detail_values = varint.decode(data[start + detail_limits[block]: start + detail_limits[block + 1]],
-                                          self.path, start)
+            document_values = varint.decode(self._items("postings", start + int(document_limits[block]),
+                                                        start + int(document_limits[block + 1])), self.path, start)
+            detail_values = varint.decode(self._items("postings", start + int(detail_limits[block]),
+                                                      start + int(detail_limits[block + 1])), self.path, start)
             if document_values.size != min(BLOCK_ENTRIES, count - block * BLOCK_ENTRIES):
                 raise CorruptionError(self.path, start, "a postings block holds the wrong number of entries")
             pieces.append(self._assemble(document_values, detail_values, int(block_documents[block]), start))
@@ -256,7 +264,7 @@ class PostingsReader:
         """Absolute positions of every entry of `term` (all entries, as returned by `entries(term)`)."""
         offsets = self._column("position_offsets")
         start, end = int(offsets[term]), int(offsets[term + 1])
-        deltas = varint.decode(self._column("positions")[start:end], self.path, start).astype(np.int64)
+        deltas = varint.decode(self._items("positions", start, end), self.path, start).astype(np.int64)
         if deltas.size != int(frequencies.sum()):
             raise CorruptionError(self.path, start, "positions do not match the term frequencies")
         return _segmented_cumsum(deltas, frequencies)

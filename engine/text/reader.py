@@ -14,10 +14,11 @@ from engine.text.termdict import TermDictionary
 
 
 class TextSegment:
-    """`column(name)` returns a numpy array; `meta` is the dict written by build()."""
+    """`column(name)` returns a numpy array; `meta` is the dict written by build(); `items(name, start, stop)`,
+    when given, a checked range of a column (engine.segment.Segment.items)."""
 
     def __init__(self, column, meta: dict, path: str = "<memory>", names=None, dictionary=None, postings=None,
-                 keys=None):
+                 keys=None, items=None):
         self._source = column
         self._names = None if names is None else set(names)
         self._columns: dict = {}
@@ -30,8 +31,8 @@ class TextSegment:
         self.term_count = int(meta["terms"])
         self.dictionary = dictionary or TermDictionary(self._column, self.term_count, path)
         self.postings = postings or PostingsReader(self._column, self.field_slots, self.document_count, path,
-                                                   int(meta.get("plain_field", 0)))
-        self._keys = keys or KeyReader(self._column, self.document_count, path)
+                                                   int(meta.get("plain_field", 0)), items)
+        self._keys = keys or KeyReader(self._column, self.document_count, path, items)
         first = meta.get("first_docno")
         self._first_docno = int(first) if first is not None and not self.has("docnos") else None
 
@@ -51,8 +52,9 @@ class TextSegment:
 
     @classmethod
     def from_segment(cls, segment) -> "TextSegment":
-        """From an engine.segment.Segment (column CRCs are checked on first use)."""
-        return cls(segment.column, segment.meta, segment.path, segment.names())
+        """From an engine.segment.Segment: whole columns are checked on first use; the postings, positions
+        and key streams a block at a time, as far as a query reads them."""
+        return cls(segment.column, segment.meta, segment.path, segment.names(), items=segment.items)
 
     def _check_meta(self) -> None:
         meta = self.meta

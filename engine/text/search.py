@@ -12,9 +12,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 import numpy as np
 
@@ -25,6 +24,11 @@ from engine.text.tokenizer import CJK_MODE_BIGRAM, CJK_MODE_JIEBA, Vocabulary
 
 # Decode only the skip blocks that can hold filtered candidates when they are this much rarer than entries.
 _SKIP_RATIO = 8
+# Entries of decoded terms a searcher keeps: 16 MiB on the numpy path (document + contribution), 24 on numba's.
+_CACHED_ENTRIES = 1 << 20
+# Query-segmentation lookups (term → ordinals, document frequency), and keys of returned documents, a
+# searcher keeps before starting over.
+_CACHED_LOOKUPS = 1 << 16
 
 
 @dataclass
@@ -35,6 +39,50 @@ class Hit:
     terms: list = field(default_factory=list)
     type: str | None = None
     timestamp: float | None = None
+
+
+@dataclass
+class _Decoded:
+    """One term's live entries in one part. The numba path keeps them per entry (fields, frequencies);
+    the numpy path per document, as `contributions`, (k1 + 1) · tf~ / (k1 + tf~) + δ (bm25), which a query
+    only multiplies by the term's weight. partial: only the skip blocks holding filtered candidates."""
+
+    ordinal: int
+    documents: np.ndarray
+    partial: bool
+    fields: np.ndarray | None = None
+    frequencies: np.ndarray | None = None
+    contributions: np.ndarray | None = None
+
+
+class _DecodedCache:
+    """Least recently used decoded terms, bounded by the entries they hold: a long-lived searcher answers
+    queries sharing terms without decoding (and, on the numpy path, normalising) their postings again, which
+    is most of a query's cost. Values depend on the searcher's statistics and kernels, so the cache belongs
+    to one searcher."""
+
+    def __init__(self, capacity: int):
+        self._items: OrderedDict = OrderedDict()
+        self._held = 0
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key, decoded: _Decoded) -> None:
+        size = decoded.documents.size
+        with self._lock:
+            if size > self._capacity or key in self._items:
+                return
+            self._items[key] = decoded
+            self._held += size
+            while self._held > self._capacity:
+                self._held -= self._items.popitem(last=False)[1].documents.size
 
 
 @dataclass
@@ -75,8 +123,17 @@ class Searcher:
             part.weights = np.array([self.parameters.weight(name) for name in names])
             part.slopes = np.array([self.parameters.field_slope(name) for name in names])
         self._scratch = threading.local()
+        self.forget()
         modes = {part.segment.cjk_mode for part in self._parts} - {None}
         self.cjk_mode = CJK_MODE_BIGRAM if modes == {CJK_MODE_BIGRAM} else CJK_MODE_JIEBA
+
+    def forget(self) -> None:
+        """Drop what the searcher remembers between queries (decoded terms, term lookups, keys of hits):
+        memory back, and the next queries decode from the segments again."""
+        self._decoded = _DecodedCache(_CACHED_ENTRIES)
+        self._terms: dict = {}
+        self._prefixes: dict = {}
+        self._keys: dict = {}  # (part, local document) → key, of documents returned before
 
     # --- statistics ------------------------------------------------------------------------------------
 
@@ -105,22 +162,33 @@ class Searcher:
 
         ordinals: filled with term → [ordinal per part (-1: absent)] of every term looked up, so that the
         search does not look the query's terms up a second time."""
-        cache: dict = {}
         ordinals = {} if ordinals is None else ordinals
-        segments = [part.segment for part in self._parts]
 
         def frequency(term: str) -> int:
-            value = cache.get(term)
-            if value is None:
-                found = ordinals[term] = [segment.dictionary.ordinal(term) for segment in segments]
-                value = cache[term] = sum([segment.document_frequency(ordinal)
-                                           for segment, ordinal in zip(segments, found) if ordinal >= 0])
+            found, value = self._look_up(term)
+            ordinals[term] = found
             return value
 
         def has_prefix(prefix: str) -> bool:
-            return any([segment.dictionary.has_prefix(prefix) for segment in segments])
+            found = self._prefixes.get(prefix)
+            if found is None:
+                found = any([part.segment.dictionary.has_prefix(prefix) for part in self._parts])
+                _remember(self._prefixes, prefix, found)
+            return found
 
         return Vocabulary(frequency, self.document_count, has_prefix)
+
+    def _look_up(self, term: str) -> tuple[list, int]:
+        """(ordinal per part, -1 when absent; stored document frequency) of a term, remembered: queries
+        segment the same CJK runs into the same candidate words again and again."""
+        found = self._terms.get(term)
+        if found is None:
+            segments = [part.segment for part in self._parts]
+            ordinals = [segment.dictionary.ordinal(term) for segment in segments]
+            frequency = sum([segment.document_frequency(ordinal)
+                             for segment, ordinal in zip(segments, ordinals) if ordinal >= 0])
+            found = _remember(self._terms, term, (ordinals, frequency))
+        return found
 
     # --- search --------------------------------------------------------------------------------------
 
@@ -140,15 +208,15 @@ class Searcher:
         allowed_documents = [None if mask is None or part.has_deleted else np.flatnonzero(mask)
                              for part, mask in zip(self._parts, allowed)]
         terms = sorted(query_counts)
-        decoded, joined = self._decode(terms, allowed_documents, ordinals)
+        decoded = self._decode(terms, allowed_documents, ordinals)
         weights = {}
         for term in terms:
             frequency = sum(self._live_df(part, entries) for part, entries in zip(self._parts, decoded[term]))
             weights[term] = query_counts[term] * bm25.idf(frequency, self.document_count)
         candidates = []
         for index, part in enumerate(self._parts):
-            result = self._score_part(index, part, weights, [decoded[t][index] for t in terms], joined[index],
-                                      allowed[index], parsed.phrases)
+            result = self._score_part(index, part, weights, [decoded[t][index] for t in terms], allowed[index],
+                                      parsed.phrases)
             if result is not None:
                 candidates.append((index,) + result)
         if not candidates:
@@ -180,61 +248,79 @@ class Searcher:
             mask &= segment.documents_with_tag(tag)
         return mask
 
-    def _decode(self, terms: list, allowed_documents: list, ordinals: dict) -> tuple[dict, list]:
-        """term → per part: (ordinal, documents, fields, frequencies, partial) of live entries, or None; and
-        per part, the numpy path's (documents, fields, frequencies, entry count per term) of all its terms
-        decoded together, when none was decoded partially (else None).
+    def _decode(self, terms: list, allowed_documents: list, ordinals: dict) -> dict:
+        """term → per part: its _Decoded live entries, or None.
 
         allowed_documents: per part, the filtered candidates (None: no filter, or a part with deletions);
-        few candidates mean only the skip blocks holding them are decoded (partial=True). ordinals: term →
+        few candidates mean only the skip blocks holding them are decoded (partial). ordinals: term →
         ordinal per part, as far as the query parsing looked them up."""
         decoded = {term: [None] * len(self._parts) for term in terms}
-        joined = [None] * len(self._parts)
         for index, (part, candidates) in enumerate(zip(self._parts, allowed_documents)):
             postings = part.segment.postings
-            whole = []  # (term, ordinal): decoded together on the numpy path
-            partial = False
+            pending = []  # (term, ordinal): decoded together on the numpy path
             for term in terms:
                 found = ordinals.get(term)
                 ordinal = found[index] if found is not None else part.segment.dictionary.ordinal(term)
                 if ordinal < 0:
                     continue
-                if candidates is not None and candidates.size * _SKIP_RATIO < part.segment.entry_count(ordinal):
-                    entries = postings.entries(ordinal, candidates, self.kernels)
-                    decoded[term][index] = (ordinal,) + _live(part, *entries) + (True,)
-                    partial = True
-                elif self.kernels is not None:
-                    entries = postings.entries(ordinal, None, self.kernels)
-                    decoded[term][index] = (ordinal,) + _live(part, *entries) + (False,)
+                partial = candidates is not None and \
+                    candidates.size * _SKIP_RATIO < part.segment.entry_count(ordinal)
+                if not partial:
+                    decoded[term][index] = self._decoded.get((index, ordinal))
+                    if decoded[term][index] is not None:
+                        continue
+                if partial or self.kernels is not None:
+                    entries = _live(part, *postings.entries(ordinal, candidates if partial else None, self.kernels))
+                    decoded[term][index] = _Decoded(ordinal, entries[0], partial, *entries[1:]) \
+                        if self.kernels is not None else self._decoded_of(part, [ordinal], entries, None, partial)[0]
+                    if not partial:
+                        self._decoded.put((index, ordinal), decoded[term][index])
                 else:
-                    whole.append((term, ordinal))
-            if whole:
-                *entries, counts = postings.entries_of([ordinal for _term, ordinal in whole])
-                documents, fields, frequencies = _live(part, *entries)
+                    pending.append((term, ordinal))
+            if pending:
+                wanted = [ordinal for _term, ordinal in pending]
+                *entries, counts = postings.entries_of(wanted)
                 if part.has_deleted:
                     counts = np.add.reduceat(part.live[entries[0]].astype(np.int64), run_offsets(counts))
-                bounds = [0, *accumulate(counts.tolist())]
-                for (term, ordinal), first, last in zip(whole, bounds, bounds[1:]):
-                    decoded[term][index] = (ordinal, documents[first:last], fields[first:last],
-                                            frequencies[first:last], False)
-                if not partial:
-                    joined[index] = (documents, fields, frequencies, counts)
-        return decoded, joined
+                for (term, ordinal), found in zip(pending, self._decoded_of(part, wanted, _live(part, *entries),
+                                                                            counts, False)):
+                    decoded[term][index] = found
+                    self._decoded.put((index, ordinal), found)
+        return decoded
+
+    def _decoded_of(self, part: _Part, ordinals: list, entries: tuple, counts, partial: bool) -> list:
+        """_Decoded of the numpy path for each of `ordinals`, from their live entries concatenated
+        (counts: entries per term; None for one term)."""
+        documents, fields, frequencies = entries
+        counts = np.array([documents.size]) if counts is None else counts
+        bounds = np.append(0, np.cumsum(counts))
+        if documents.size:
+            rows, pseudo = bm25.pseudo_frequencies(documents, fields, frequencies, counts, self._norms(part),
+                                                   part.weights)
+            contributions = bm25.saturate(pseudo, self.parameters.k1, self.parameters.delta)
+            if rows is not None:
+                documents = documents[rows]
+                bounds = np.searchsorted(rows, bounds)
+        else:
+            contributions = np.zeros(0)
+        bounds = bounds.tolist()
+        return [_Decoded(ordinal, documents[first:last], partial, contributions=contributions[first:last])
+                for ordinal, first, last in zip(ordinals, bounds, bounds[1:])]
 
     @staticmethod
-    def _live_df(part: _Part, entries) -> int:
+    def _live_df(part: _Part, entries: _Decoded | None) -> int:
         if entries is None:
             return 0
-        ordinal, documents, _fields, _frequencies, partial = entries
-        if partial or not part.has_deleted:
-            return part.segment.document_frequency(ordinal)
+        if entries.partial or not part.has_deleted:
+            return part.segment.document_frequency(entries.ordinal)
+        documents = entries.documents
         return int(np.count_nonzero(np.r_[True, documents[1:] != documents[:-1]])) if documents.size else 0
 
-    def _score_part(self, index: int, part: _Part, weights: dict, entries_by_term, joined, allowed, phrases):
+    def _score_part(self, index: int, part: _Part, weights: dict, entries_by_term, allowed, phrases):
         """(documents, scores) of the part's matching documents that pass the filters, or None.
 
         Scores accumulate in per-thread scratch arrays that are cleared again where they were touched, so a
-        query costs O(its postings), not O(documents). joined: see _decode."""
+        query costs O(its postings), not O(documents)."""
         scores, seen, fresh_buffer = self._scratch_for(index, part.segment.document_count)
         if self.kernels is not None:
             documents = self._accumulate_jit(part, weights, entries_by_term, scores, seen, fresh_buffer)
@@ -242,21 +328,19 @@ class Searcher:
                 return None
             seen[documents] = False
             return self._filter(part, documents, _take(scores, documents), allowed, phrases)
-        present = [(weight, entries) for weight, entries in zip(weights.values(), entries_by_term) if entries is not None]
+        present = [(weight, entries) for weight, entries in zip(weights.values(), entries_by_term)
+                   if entries is not None and entries.documents.size]
         if not present:
             return None
-        if joined is None:
-            joined = tuple(np.concatenate([entries[place] for _weight, entries in present]) for place in (1, 2, 3)) + \
-                ([entries[1].size for _weight, entries in present],)
-        documents, fields, frequencies, counts = joined
-        if documents.size == 0:
-            return None
-        rows, pseudo = bm25.pseudo_frequencies(documents, fields, frequencies, counts, self._norms(part), part.weights)
-        term_weights = np.repeat([weight for weight, _entries in present], counts)
-        if rows is not None:
-            documents, term_weights = documents[rows], term_weights[rows]
+        if len(present) == 1:
+            # One term: its documents are distinct, and 0 + x is x, the sum the jitted path makes.
+            weight, entries = present[0]
+            return self._filter(part, entries.documents, weight * entries.contributions, allowed, phrases)
+        documents = np.concatenate([entries.documents for _weight, entries in present])
+        term_weights = np.repeat([weight for weight, _entries in present],
+                                 [entries.documents.size for _weight, entries in present])
         # Term by term, as the jitted path adds them: the same floats in the same order.
-        np.add.at(scores, documents, term_weights * bm25.saturate(pseudo, self.parameters.k1, self.parameters.delta))
+        np.add.at(scores, documents, term_weights * np.concatenate([entries.contributions for _w, entries in present]))
         documents = _distinct(documents, fresh_buffer)
         return self._filter(part, documents, _take(scores, documents), allowed, phrases)
 
@@ -270,9 +354,8 @@ class Searcher:
         parameters = self.parameters
         for weight, entries in zip(weights.values(), entries_by_term):
             if entries is not None:
-                _ordinal, documents, fields, frequencies, _partial = entries
                 fresh_count = self.kernels.accumulate(
-                    documents, fields, frequencies, part.segment.field_lengths, part.averages, part.weights,
+                    entries.documents, entries.fields, entries.frequencies, part.segment.field_lengths, part.averages, part.weights,
                     part.slopes, parameters.k1, parameters.delta, weight, scores, seen, fresh_buffer, fresh_count)
         return fresh_buffer[:fresh_count].copy() if fresh_count else None
 
@@ -338,7 +421,10 @@ class Searcher:
         hits = []
         for index, local, score, matched in zip(parts, best_locals.tolist(), scores[chosen].tolist(), holders):
             segment = self._parts[index].segment
-            hits.append(Hit(segment.key(local), segment.docno(local), score, matched, segment.document_type(local),
+            key = self._keys.get((index, local))
+            if key is None:  # decoding it from its front-coded block is most of what a hit costs (5 µs)
+                key = _remember(self._keys, (index, local), segment.key(local))
+            hits.append(Hit(key, segment.docno(local), score, matched, segment.document_type(local),
                             segment.timestamp(local)))
         return hits
 
@@ -354,10 +440,18 @@ def _matched_terms(terms: list, decoded: dict, parts: list, best_locals: np.ndar
         for term in terms:
             entries = decoded[term][index]
             if entries is not None:
-                for row, found in zip(rows, members(entries[1], locals_here).tolist()):
+                for row, found in zip(rows, members(entries.documents, locals_here).tolist()):
                     if found:
                         holders[row].append(term)
     return holders
+
+
+def _remember(cache: dict, key, value):
+    """cache[key] = value, starting over when the cache is full (a bounded memo of query lookups)."""
+    if len(cache) >= _CACHED_LOOKUPS:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _live(part: _Part, documents, fields, frequencies) -> tuple:

@@ -27,21 +27,17 @@ MIN_TOKENS = 1000
 MAX_TOKENS = 2000
 
 CJK_CLASS = "\u3001-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff00-\uffef\U00020000-\U0003134f"
-# One pass per text: a CJK run (group 1, each character a token) or another word (group 1 empty).
-CJK_RUN_OR_WORD = re.compile(f"([{CJK_CLASS}]+)|[^\\s{CJK_CLASS}]+")
+CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 
 
 def text_counts(text: str) -> tuple[int, int]:
-    """(CJK characters, other words) of `text`."""
+    """(CJK characters, other words) of `text`: with each CJK run replaced by one space (two C calls, no
+    Python loop over the runs), the characters are the length lost plus one per run, the words what split()
+    finds (re's \\s and str.split agree on what is a space)."""
     if text.isascii():
         return 0, len(text.split())
-    characters = words = 0
-    for run in CJK_RUN_OR_WORD.findall(text):
-        if run:
-            characters += len(run)
-        else:
-            words += 1
-    return characters, words
+    spaced, runs = CJK_RUN.subn(" ", text)
+    return len(text) - len(spaced) + runs, len(spaced.split())
 
 
 def tokens_of(characters: int, words: int) -> int:
@@ -91,22 +87,34 @@ class Chunk:
 
 def chunk_conversation(conversation: Conversation, min_tokens: int = MIN_TOKENS,
                        max_tokens: int = MAX_TOKENS) -> list[Chunk]:
-    chunks: list[Chunk] = []
+    turns = conversation.turns
     rendered: dict = {}  # speaker → (prefix bytes, suffix bytes, prefix tokens)
+    tokens, characters, words, session_tokens = _turn_counts(turns, rendered)
+    starts = _chunk_starts(tokens, session_tokens, min_tokens, max_tokens)
+    return [_render_chunk(conversation.conv_id, turns[start:end], rendered, sum(characters[start:end]),
+                          sum(words[start:end]))
+            for start, end in zip(starts, [*starts[1:], len(turns)])]
+
+
+def _chunk_starts(tokens: list[int], session_tokens: list[int], min_tokens: int, max_tokens: int) -> list[int]:
+    """Index of each chunk's first turn."""
+    starts = [0] if tokens else []
+    so_far = 0
+    for index, (turn_tokens, session) in enumerate(zip(tokens, session_tokens)):
+        if so_far and (so_far + turn_tokens > max_tokens or (
+                session and so_far >= min_tokens and so_far + session > max_tokens)):
+            starts.append(index)
+            so_far = 0
+        so_far += turn_tokens
+    return starts
+
+
+def _render_chunk(conv_id: str, turns: list[Turn], rendered: dict, characters: int, words: int) -> Chunk:
     pieces: list[bytes] = []
-    turns: list[Turn] = []
     offsets: list[int] = []
     lengths: list[int] = []
-    offset = tokens_so_far = characters_so_far = words_so_far = 0
-    counts = _turn_counts(conversation.turns, rendered)
-    for index, turn in enumerate(conversation.turns):
-        tokens, characters, words, session_tokens = counts[index]
-        if turns and (tokens_so_far + tokens > max_tokens or (
-                session_tokens and tokens_so_far >= min_tokens and tokens_so_far + session_tokens > max_tokens)):
-            chunks.append(Chunk(conversation.conv_id, b"".join(pieces), turns, offsets, lengths,
-                                characters_so_far, words_so_far))
-            pieces, turns, offsets, lengths = [], [], [], []
-            offset = tokens_so_far = characters_so_far = words_so_far = 0
+    offset = 0
+    for turn in turns:
         prefix, suffix, _ = rendered[turn.speaker]
         text = turn.text.encode()
         offset += len(prefix)
@@ -114,34 +122,30 @@ def chunk_conversation(conversation: Conversation, min_tokens: int = MIN_TOKENS,
         lengths.append(len(text))
         offset += len(text) + len(suffix)
         pieces += (prefix, text, suffix)
-        turns.append(turn)
-        tokens_so_far += tokens
-        characters_so_far += characters
-        words_so_far += words
-    if turns:
-        chunks.append(Chunk(conversation.conv_id, b"".join(pieces), turns, offsets, lengths, characters_so_far,
-                            words_so_far))
-    return chunks
+    return Chunk(conv_id, b"".join(pieces), turns, offsets, lengths, characters, words)
 
 
-def _turn_counts(turns: list[Turn], rendered: dict) -> list[list[int]]:
-    """[tokens, CJK characters, other words, the tokens of the session it opens (0 inside a session)] per turn;
-    fills `rendered` with each speaker's prefix and suffix bytes and prefix tokens."""
-    counts = []
-    opening = None  # the counts of the turn that opened the current session
+def _turn_counts(turns: list[Turn], rendered: dict) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Per turn: tokens, CJK characters, other words, and the tokens of the session it opens (0 inside a
+    session); fills `rendered` with each speaker's prefix and suffix bytes and prefix tokens."""
+    tokens, characters, words, session_tokens = [], [], [], []
+    opening = -1  # index of the turn that opened the current session
     session = object()
-    for turn in turns:
-        if turn.speaker not in rendered:
+    for index, turn in enumerate(turns):
+        speaker = turn.speaker
+        if speaker not in rendered:
             prefix, suffix = render(turn)
-            rendered[turn.speaker] = (prefix.encode(), suffix.encode(), estimate_tokens(prefix))
-        characters, words = text_counts(turn.text)
-        tokens = max(1, rendered[turn.speaker][2] + tokens_of(characters, words))
-        count = [tokens, characters, words, 0]
-        if turn.session != session or opening is None:
-            opening, session = count, turn.session
-        opening[3] += tokens
-        counts.append(count)
-    return counts
+            rendered[speaker] = (prefix.encode(), suffix.encode(), estimate_tokens(prefix))
+        turn_characters, turn_words = text_counts(turn.text)
+        turn_tokens = max(1, rendered[speaker][2] + tokens_of(turn_characters, turn_words))
+        tokens.append(turn_tokens)
+        characters.append(turn_characters)
+        words.append(turn_words)
+        session_tokens.append(0)
+        if turn.session != session or opening < 0:
+            opening, session = index, turn.session
+        session_tokens[opening] += turn_tokens
+    return tokens, characters, words, session_tokens
 
 
 def chunk_all(conversations: list[Conversation], min_tokens: int = MIN_TOKENS,

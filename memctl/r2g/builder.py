@@ -34,7 +34,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
+from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_COUNTER, GRAPH_NODE_TABLE
 from engine.store import paused_gc
 from memctl.r2g.draft import GraphDraft
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
@@ -74,10 +74,13 @@ class Builder:
         self.totals = {"nodes": Counter(), "edges": Counter(), "documents": 0, "batches": 0, "turns": 0}
         self.extractions: dict = {}  # extract's memo of sentences without times, kept for the whole run
         self.rewritten = None
+        # A first conversion (the common bulk case) knows every node it did not write yet is absent.
+        self.run_nodes = set() if store.counter(GRAPH_NODE_COUNTER) == 0 else None
         self._new_draft()
 
     def _new_draft(self) -> None:
-        self.draft = GraphDraft(self.graph, self.index, self.rewritten)
+        # owned: emit makes the props it hands over for the draft, and nothing changes them later.
+        self.draft = GraphDraft(self.graph, self.index, self.rewritten, self.run_nodes, owned=True)
         self.emitter = TurnEmitter(self.draft, self.tenant, self.settings, self.events)
         self.batch_turns = 0
         self.similar: dict = {}  # conv_id → {episode key: keyword set}

@@ -7,6 +7,7 @@ written yet is an old version, replaced instead of merged (its internal id is ke
 from __future__ import annotations
 
 from collections import Counter
+from itertools import groupby
 
 from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
 from engine.graph.api import edge_key
@@ -22,10 +23,18 @@ class Rewritten:
 
 
 class GraphDraft:
-    def __init__(self, graph, index, rewritten: Rewritten | None = None):
+    """run_nodes: the keys of the nodes the run has written so far, when the graph was empty as it began (None
+    otherwise): a key not among them needs no lookup to be known absent. owned: the props and properties the
+    caller hands over are made for the draft and never changed afterwards (no tuples either), so the store
+    keeps them as they are (Store.commit's owned)."""
+
+    def __init__(self, graph, index, rewritten: Rewritten | None = None, run_nodes: set | None = None,
+                 owned: bool = False):
         self.graph = graph
         self.index = index
         self.rewritten = rewritten
+        self.run_nodes = run_nodes
+        self.owned = owned
         self.nodes: dict = {}  # key → [node type, [stored props and/or mentions, merged on use]]
         self.edges: dict = {}  # key → {source, type, target, weight, confidence, ts, properties}
         self.removed_edges: set = set()
@@ -72,6 +81,8 @@ class GraphDraft:
         return entry[1][0]
 
     def stored_props(self, key: str) -> dict | None:
+        if self.run_nodes is not None and key not in self.run_nodes:
+            return None
         record = self.graph.store.get(GRAPH_NODE_TABLE, key)
         if record is None or record.get("deleted"):
             return None
@@ -110,14 +121,19 @@ class GraphDraft:
     # --- writing -------------------------------------------------------------------------------------
 
     def commit(self) -> None:
-        with self.graph.batch(_KnownRecords(self)) as writer:
-            for key, (node_type, _) in self.nodes.items():
-                writer.add_node(key, node_type, self.merged(key))
+        with self.graph.batch(_KnownRecords(self), owned=self.owned) as writer:
+            for new, run in groupby(self.nodes.items(), key=lambda item: item[0] in self.created):
+                rows = [(key, node_type, self.merged(key), None) for key, (node_type, _) in run]
+                if not (new and writer.add_new_nodes(rows)):
+                    for row in rows:
+                        writer.add_node(*row)
             for key in sorted(self.removed_edges):
                 if writer.edge(key) is not None:
                     writer.delete_edge(key, purge=True)
-            for key, spec in self.edges.items():
-                self._write_edge(writer, key, spec)
+            # Runs in the draft's order, so ids are allocated as one by one would.
+            known = writer.memo.nodes
+            for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known, item[1])):
+                self._write_edges(writer, new, list(run))
             if self.documents:
                 self.index.add_many(list(self.documents.values()), batch=writer.batch)
             for table, key, value in self.records:
@@ -128,6 +144,22 @@ class GraphDraft:
         if self.rewritten is not None:
             self.rewritten.nodes.update(self.nodes)
             self.rewritten.edges.update(self.edges)
+        if self.run_nodes is not None:
+            self.run_nodes.update(self.nodes)
+
+    def _new_between(self, known_nodes: dict, spec: dict) -> bool:
+        return self.fresh(spec) and spec["source"] in known_nodes and spec["target"] in known_nodes
+
+    def _write_edges(self, writer, new: bool, items: list) -> None:
+        """Edges touching a node this batch creates are new: written at once when the ids of both ends are
+        known; the others may merge with a stored edge or need a lookup, one by one."""
+        if new and writer.add_new_edges([(spec["source"], spec["type"], spec["target"], round(spec["weight"], 6),
+                                            round(spec["confidence"], 6), spec["ts"], None, None,
+                                            spec["properties"], None) for _, spec in items]):
+            self.edges_written.update(spec["type"] for _, spec in items)
+            return
+        for key, spec in items:
+            self._write_edge(writer, key, spec)
 
     def _write_edge(self, writer, key: str, spec: dict) -> None:
         weight, confidence = spec["weight"], spec["confidence"]
@@ -142,29 +174,45 @@ class GraphDraft:
 
 class _KnownRecords:
     """What the draft already knows about the graph, handed to GraphBatch as its memo (engine.graph.api's
-    ImportMemo protocol) so that writing does not look up again: nodes this batch creates and edges touching
-    them are absent until written, existing nodes are the records the draft read. Writes stay in the batch's
-    own pending table (remember → False), which answers for a key once it is written: the memo may be asked
-    before the pending table."""
+    ImportMemo protocol, bulk writes included) so that writing does not look up again: nodes this batch
+    creates and edges touching them are absent until written, existing nodes are the records the draft read.
+    `nodes` and `edges` hold what this batch wrote (add_new_* fill them; row writes through `remember`, which
+    leaves them in the batch's pending table as well)."""
 
     def __init__(self, draft: GraphDraft):
         self.draft = draft
-        self.written: set = set()  # (table, key) of the records this batch wrote
+        self.nodes: dict = {key: (record["id"], record["created_at"]) for key, record in draft.stored.items()
+                            if key not in draft.created}  # key → (id, created_at)
+        self.edges: dict = {}  # key → (id, src, dst, created_at)
 
     def get(self, table: str, key: str) -> tuple[bool, dict | None]:
-        if (table, key) in self.written:
-            return False, None
         if table == GRAPH_NODE_TABLE:
-            if key in self.draft.created:
-                return True, None
-            record = self.draft.stored.get(key)
-            return record is not None, record
+            known = self.nodes.get(key)
+            if known is not None:
+                return True, {"id": known[0], "created_at": known[1], "deleted": False}
+            return key in self.draft.created, None
         if table == GRAPH_EDGE_TABLE:
+            known = self.edges.get(key)
+            if known is not None:
+                return True, {"id": known[0], "src": known[1], "dst": known[2], "created_at": known[3],
+                              "deleted": False}
             spec = self.draft.edges.get(key)
-            if spec is not None and self.draft.fresh(spec):
-                return True, None
+            return spec is not None and self.draft.fresh(spec), None
         return False, None
 
+    def all_absent(self, known: dict, keys) -> bool:
+        if known is self.nodes:
+            return all(key in self.draft.created and key not in known for key in keys)
+        specs = self.draft.edges
+        return all(key in specs and key not in known and self.draft.fresh(specs[key]) for key in keys)
+
     def remember(self, table: str, key: str, value) -> bool:
-        self.written.add((table, key))
+        if table == GRAPH_NODE_TABLE:
+            self.nodes.pop(key, None)
+            if value is not None and not value.get("deleted"):
+                self.nodes[key] = (value["id"], value["created_at"])
+        elif table == GRAPH_EDGE_TABLE:
+            self.edges.pop(key, None)
+            if value is not None and not value.get("deleted"):
+                self.edges[key] = (value["id"], value["src"], value["dst"], value["created_at"])
         return False

@@ -23,6 +23,8 @@ class EventIndex:
         self.store = store
         self.tolerance_days = tolerance_days
         self.pending: dict = {}  # index key → entries, written with the batch
+        # The keys written since this index was made, when the table was empty then: no lookup for the others.
+        self.written: set | None = set() if next(store.scan(EVENT_TABLE), None) is None else None
 
     def same_events(self, fact_key: str, event: EventSignature) -> list:
         """Keys of recorded facts that are the same event as `event`; records `fact_key` for later ones."""
@@ -51,12 +53,16 @@ class EventIndex:
     def _entries(self, index_key: str) -> list:
         if index_key in self.pending:
             return self.pending[index_key]
+        if self.written is not None and index_key not in self.written:
+            return []
         return list(self.store.get(EVENT_TABLE, index_key) or ())
 
     def flush(self, draft) -> None:
         """Hand the changed entries to the batch being committed."""
         for index_key, entries in self.pending.items():
             draft.record(EVENT_TABLE, index_key, entries)
+        if self.written is not None:
+            self.written.update(self.pending)
         self.pending = {}
 
 

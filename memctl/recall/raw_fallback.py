@@ -25,7 +25,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？\n]*")
+# Compiled on first use (re caches it): every recall imports this module for `triggers`, few build passages.
+SENTENCE_PATTERN = r"[^.!?。！？\n]+[.!?。！？\n]*"
 K1 = 1.2
 B = 0.75
 DELTA = 1.0
@@ -158,7 +159,7 @@ class RawPassages:
             return
         start = end = 0
         size = 0
-        for match in _SENTENCE.finditer(text):
+        for match in re.finditer(SENTENCE_PATTERN, text):
             tokens = estimate_tokens(match.group())
             if size and size + tokens > limit:
                 yield start, end

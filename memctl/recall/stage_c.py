@@ -134,8 +134,8 @@ class GraphStage:
 
         visited = np.zeros(self.view.node_count, bool)
         visited[seeds] = True
-        parts = [(seeds, np.full(len(seeds), -1, np.int64), np.full(len(seeds), -1, np.int64),
-                  np.zeros(len(seeds), np.int64))]
+        unset = np.full(len(seeds), -1, np.int64)
+        parts = [(seeds, unset, unset, np.zeros(len(seeds), np.int64), unset)]
         frontier, total = seeds, len(seeds)
         found = []
         for hop in range(1, k + 1):
@@ -148,8 +148,9 @@ class GraphStage:
             edges = edges.take(expanded)
             found.append(edges)
             keep = ~visited[edges.neighbor]
-            origin, neighbor, weight, edge_id = (edges.origin[keep], edges.neighbor[keep], edges.weight[keep],
-                                                 edges.edge_id[keep])
+            origin, neighbor, weight, edge_id, edge_type = (edges.origin[keep], edges.neighbor[keep],
+                                                            edges.weight[keep], edges.edge_id[keep],
+                                                            edges.edge_type[keep])
             order = np.argsort(neighbor, kind="stable")
             first = np.ones(len(order), bool)
             first[1:] = neighbor[order][1:] != neighbor[order][:-1]
@@ -159,10 +160,11 @@ class GraphStage:
                 chosen = chosen[np.argsort(-weight[chosen], kind="stable")[:room]]
             new = neighbor[chosen]
             visited[new] = True
-            parts.append((new, origin[chosen], edge_id[chosen], np.full(len(new), hop, np.int64)))
+            parts.append((new, origin[chosen], edge_id[chosen], np.full(len(new), hop, np.int64),
+                          edge_type[chosen].astype(np.int64)))
             frontier, total = new, total + len(new)
-        node, parent, edge, hops = (np.concatenate(column) for column in zip(*parts))
-        return Neighbourhood(node, hops, edge, parent, found)
+        node, parent, edge, hops, edge_type = (np.concatenate(column) for column in zip(*parts))
+        return Neighbourhood(node, hops, edge, parent, edge_type, found)
 
     def _additions(self, ranking, reached, known: set, added_types, limit: int) -> list:
         node_types = self.graph.type_ids("node")
@@ -181,16 +183,16 @@ class GraphStage:
         names = self.graph.type_names("node")
         where = {node: index for index, node in enumerate(reached.node.tolist())}
         rows = [where.get(node) for node in nodes.tolist()]
-        parents = self.snapshot.node_keys([reached.parent[row] if row is not None and reached.hop[row] > 0 else -1
-                                           for row in rows]) if rows else []
-        edges = self.snapshot.edge_keys([reached.edge_id[row] if row is not None and reached.hop[row] > 0 else -1
-                                         for row in rows]) if rows else []
+        reached_by = [row if row is not None and reached.hop[row] > 0 else None for row in rows]
+        parents = self.snapshot.node_keys([-1 if row is None else reached.parent[row] for row in reached_by])
+        edge_names = {type_id: name for name, type_id in self.edge_types.items()}
+        edges = [None if row is None else edge_names.get(int(reached.edge_type[row])) for row in reached_by]
         added = []
         for key, score, type_id, parent, edge in zip(self.snapshot.node_keys(nodes), ranking.score[chosen].tolist(),
                                                      self.view.node_types[nodes].tolist(), parents, edges):
             if key is None:
                 continue
-            via = (parent, _edge_type_of(edge), "hop") if parent is not None else None
+            via = (parent, edge, "hop") if parent is not None else None
             added.append((key, float(score), names.get(int(type_id)), via))
         return added
 
@@ -222,6 +224,7 @@ class Neighbourhood:
     hop: np.ndarray
     edge_id: np.ndarray
     parent: np.ndarray
+    edge_type: np.ndarray  # type id of the path edge, -1 for seeds
     edges: list = field(default_factory=list)  # the EdgeSets gathered from each expanded frontier
 
     def __len__(self) -> int:
@@ -265,16 +268,3 @@ def _members(sorted_values: np.ndarray, probes: np.ndarray) -> np.ndarray:
         return np.zeros(len(probes), bool)
     places = np.minimum(np.searchsorted(sorted_values, probes), len(sorted_values) - 1)
     return sorted_values[places] == probes
-
-
-def _edge_type_of(edge_key: str | None) -> str | None:
-    """The type named in a default edge key ["src","TYPE","dst"]; None for custom keys."""
-    if not edge_key or not edge_key.startswith("["):
-        return None
-    import json
-
-    try:
-        parts = json.loads(edge_key)
-    except ValueError:
-        return None
-    return parts[1] if isinstance(parts, list) and len(parts) == 3 else None

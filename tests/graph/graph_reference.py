@@ -97,7 +97,10 @@ class Model:
         kept = []
         for kind in {step[2] for step in steps}:
             group = [step for step in steps if step[2] == kind]
-            score = {step[1]: np.float32(step[3]) * math.exp(-max(cap.now - step[4], 0.0) / 86400.0 / cap.tau_days)
+            # The stored weight is float32; the product is float64, as in traverse (a float32 product underflows
+            # to 0 for old edges and would tie edges the implementation tells apart).
+            score = {step[1]: float(np.float32(step[3])) * math.exp(-max(cap.now - step[4], 0.0) / 86400.0
+                                                                    / cap.tau_days)
                      for step in group}
             group.sort(key=lambda step: (-score[step[1]], step[1]))
             limit = cap.limits.get(kind)

@@ -1,9 +1,11 @@
 """Chunks: about 1-2k estimated tokens, never across conversations, with exact byte spans per turn."""
 
+import re
+
 from hypothesis import given, settings, strategies as st
 
 from memctl.ingest.chunker import (
-    MAX_TOKENS, MIN_TOKENS, chunk_all, chunk_conversation, estimate_tokens, guess_language)
+    CJK_CLASS, MAX_TOKENS, MIN_TOKENS, chunk_all, chunk_conversation, estimate_tokens, guess_language, text_counts)
 from memctl.ingest.model import Conversation, Turn
 
 
@@ -109,3 +111,17 @@ def test_spans_round_trip_for_cjk_and_emoji_at_chunk_edges():
     for chunk in chunks:
         for turn, offset, length in spans(chunk):
             assert chunk.data[offset: offset + length].decode("utf-8") == turn.text
+
+
+def reference_counts(text):
+    """(CJK characters, other words) by the definition: each CJK character, each other run of non-spaces."""
+    runs = re.findall(f"([{CJK_CLASS}]+)|[^\\s{CJK_CLASS}]+", text)
+    return sum(len(run) for run in runs), sum(1 for run in runs if not run)
+
+
+TEXT_PIECES = ["蓝牙", "。", "ｂ", "한", "\U00020001", "\u3000", "\u2003", " ", "\n", "Win11", "😀", "a", "-", "é"]
+
+
+@given(st.lists(st.sampled_from(TEXT_PIECES), max_size=12).map("".join))
+def test_token_counts_match_their_definition(text):
+    assert text_counts(text) == reference_counts(text)

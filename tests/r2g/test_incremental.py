@@ -129,3 +129,29 @@ def test_graph_edges_keep_no_stale_temporal_links(isolated_home, tmp_path):
     with open_memory(isolated_home, writable=False) as memory:
         temporal = [key for key, record in memory.store.scan(GRAPH_EDGE_TABLE) if '"TEMPORAL_NEXT"' in key]
     assert len(temporal) == 3 * 4 - 1
+
+
+def test_a_first_conversion_in_many_batches_gives_the_graph_of_one(isolated_home, tmp_path):
+    """A first conversion skips the lookups of nodes and SAME_AS candidates it has not written yet; later
+    batches must still find what earlier ones wrote, as they do when the graph held something before."""
+    told = [{"conv_id": f"t{number}", "id": "D1:1", "speaker": "Ann", "ts": f"2023-05-10T1{number}:00:00",
+             "text": text} for number, text in ((0, "Tom played soccer in the park yesterday."),
+                                                (1, "Tom played soccer with friends."))]
+    turns = _session("c1", 1, "2023-05-01") + _session("c2", 1, "2023-05-01") + told
+    homes = {name: tmp_path / name for name in ("one", "many", "not_empty")}
+    for home in homes.values():
+        ingest(home, write_jsonl(tmp_path / "a.jsonl", turns))
+    with open_memory(homes["not_empty"]) as memory:
+        with GraphStore(memory.store).batch() as writer:
+            writer.add_node("note_user", "Meta", {"title": "made by hand"})
+    one = convert(homes["one"])
+    many = convert(homes["many"], config_values={"r2g.batch_turns": 1})
+    convert(homes["not_empty"], config_values={"r2g.batch_turns": 1})
+    assert one["batches"] == 1 and many["batches"] > 1
+    whole = _without(dump(homes["one"]), "SIMILAR_TO")
+    assert any(edge[1] == "SAME_AS" for edge in whole["edges"].values())
+    assert max(node[1].get("frequency", 1) for node in whole["nodes"].values()) > 1
+    assert _without(dump(homes["many"]), "SIMILAR_TO") == whole
+    not_empty = _without(dump(homes["not_empty"]), "SIMILAR_TO")
+    assert not_empty["nodes"].pop("note_user")[0] == "Meta"
+    assert not_empty == whole

@@ -10,7 +10,8 @@ from hypothesis import given, strategies as st
 from engine.codec import pack
 from engine.errors import CorruptionError, EngineError, InputError
 from engine.format import RAW_CHUNK_TABLE, RAW_TURNS_TABLE
-from engine.raw import RawStore, TurnColumns, decode_ts, decode_turns, encode_ts, encode_turns, split_source_id
+from engine.raw import (
+    RawStore, TurnColumns, _split_source_ids, decode_ts, decode_turns, encode_ts, encode_turns, split_source_id)
 from engine.store import Store
 
 CHUNK = "Ann: 你好 😀\nBen: hi\nnote without speaker\n\n".encode()
@@ -272,3 +273,18 @@ def test_verify_reports_spans_outside_the_chunk_or_inside_a_character(store):
         raw.turns(raw_id)
     tamper(store, RAW_TURNS_TABLE, raw_id, {**record, "turns": b"not zstd"})
     assert [path for path, _ in reasons(store)] == [f"raw.turns/{raw_id}"]
+
+
+SOURCE_ID_PIECES = ["a", "#", ":", "D1:", "0", "00", "1", "9", "12", "٣", "²", "9" * 19]
+
+
+@given(st.lists(st.one_of(st.lists(st.sampled_from(SOURCE_ID_PIECES), max_size=4).map("".join),
+                          st.integers(0, 10**20).map(lambda number: f"f.txt#{number}"),
+                          st.integers(0, 50).map(lambda number: f"x0{number}")), min_size=1, max_size=12))
+def test_the_source_id_column_splits_exactly_as_each_id_alone(source_ids):
+    """The column fast path (the previous prefix and a number) stores the same bytes as split_source_id."""
+    prefixes, prefix_column, numbers = _split_source_ids(source_ids)
+    splits = [split_source_id(source_id) for source_id in source_ids]
+    assert list(prefixes) == list(dict.fromkeys(prefix for prefix, _ in splits))
+    assert [list(prefixes)[index] for index in prefix_column] == [prefix for prefix, _ in splits]
+    assert numbers == [number for _, number in splits]

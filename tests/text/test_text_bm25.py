@@ -112,6 +112,25 @@ def test_numba_kernels_give_the_numpy_results(tokenizer):
         assert [score for _, score, _ in found] == pytest.approx([score for _, score, _ in expected], abs=1e-12)
 
 
+@pytest.mark.parametrize("kernels", ["numpy", "numba"])
+@pytest.mark.parametrize("capacity", [1 << 20, 3])
+def test_a_searcher_remembering_decoded_terms_ranks_like_a_fresh_one(tokenizer, monkeypatch, capacity, kernels):
+    from engine.text import search
+
+    if kernels == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setattr(search, "_CACHED_ENTRIES", capacity)  # 3: most terms evicted or never kept
+    docs = documents(tokenizer)
+    parts = [segment(docs[:4]), build_memory(docs[4:6]), segment(docs[6:], deleted=[0])]
+    warm = Searcher(parts, tokenizer, kernels=kernels)
+    queries = QUERIES + ['"quick brown"', "蓝牙 bluetooth error"]
+    for _round in range(2):
+        for query in queries + list(reversed(queries)):
+            fresh = Searcher(parts, tokenizer, kernels=kernels)
+            expected = [(h.key, h.score, h.terms) for h in fresh.search(query, top=20)]
+            assert [(h.key, h.score, h.terms) for h in warm.search(query, top=20)] == expected
+
+
 def test_numba_kernels_with_filters_and_more_than_64_query_terms(tokenizer):
     pytest.importorskip("numba")
     letters = "bcdfgkmnprtvz"

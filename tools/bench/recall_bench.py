@@ -286,18 +286,18 @@ def main(argv=None) -> int:
     parser.add_argument("--write", action="store_true", help="Write the result to tools/bench/RESULTS.md.")
     options = parser.parse_args(argv)
 
-    from engine.format import SEGMENT_CHECKSUM_BLOCK_BYTES
+    from engine.format import FORMAT_VERSION, SEGMENT_CHECKSUM_BLOCK_BYTES
 
     work = Path(options.work or f"/tmp/memctl_recall_bench_{options.nodes}_{options.edges}")
     home = work / "home"
     marker = work / "built.json"
     facts = json.loads(marker.read_text()) if marker.exists() else {}
-    # A store written before block checksums, or with other blocks, would not measure this reader.
-    if facts.get("checksum_block") != SEGMENT_CHECKSUM_BLOCK_BYTES:
+    # A store of another format version or checksum block size would not measure this reader.
+    if (facts.get("checksum_block"), facts.get("format_version")) != (SEGMENT_CHECKSUM_BLOCK_BYTES, FORMAT_VERSION):
         shutil.rmtree(home, ignore_errors=True)
         work.mkdir(parents=True, exist_ok=True)
         facts = {**build_store(home, options.nodes, options.edges, options.seed),
-                 "checksum_block": SEGMENT_CHECKSUM_BLOCK_BYTES}
+                 "checksum_block": SEGMENT_CHECKSUM_BLOCK_BYTES, "format_version": FORMAT_VERSION}
         marker.write_text(json.dumps(facts))
     queries = make_queries(options.queries, options.seed)
     warm = in_process(home, queries)
