@@ -5,12 +5,11 @@ A chunk's bytes are addressed by their sha256: raw_id = "raw_" + its first 16 he
 metadata is the record `raw.chunk/<raw_id>`. The turns a chunk holds are one record, `raw.turns/<raw_id>`: its
 conversation, its speakers once, and the turns as compressed columns (MANIFEST.spec section 8 has the bytes).
 
-Publishing (DESIGN invariant 2, durable before named): a batch writes each new blob to `<blob>.tmp` without an
-fsync (on a background thread, see BlobFileWriter), renames them all into place, makes the whole filesystem
-durable with ONE syncfs, and only then lets its WAL record (which names them) commit. A crash before that
-syncfs can leave renamed blobs whose data never reached the disk; that is safe because no committed record
-names them: a later put of the same content trusts the record, not the file, and writes the blob again, and
-`gc()` deletes such orphans.
+Publishing (DESIGN invariant 2, durable before named): a batch writes each new blob under its final name without
+an fsync (on a background thread, see BlobFileWriter), makes the whole filesystem durable with ONE syncfs, and
+only then lets its WAL record (which names them) commit. A crash before that syncfs can leave blobs whose data
+never reached the disk; that is safe because no committed record names them: a later put of the same content
+trusts the record, not the file, and writes the blob again, and `gc()` deletes such orphans.
 
 References are counted on the chunk record: `put_turns` adds one per turn, `acquire`/`release` move counts,
 and releasing the last reference deletes both records and, after that commit, the blob file.
@@ -30,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+from operator import add, sub
 
 import zstandard
 
@@ -59,8 +59,8 @@ BLOB_GROUP_FILES = 16  # blob files handed to the writing thread at a time
 COMPRESSED_SLACK = RAW_BLOB_MAX_BYTES // 128 + 4096
 # Naive turn times are stored as seconds from this wall-clock instant (no time zone is implied).
 NAIVE_EPOCH = datetime(1970, 1, 1)
+NAIVE_EPOCH_ORDINAL = NAIVE_EPOCH.toordinal()
 UTC_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-ONE_SECOND = timedelta(seconds=1)
 SECONDS_PER_DAY = 86400
 # The shape datetime.isoformat() gives a naive time with whole seconds: such a string needs no round-trip check.
 NAIVE_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
@@ -125,8 +125,8 @@ def _decompress_streamed(decompressor, blob: bytes, path: str, limit: int) -> by
 
 
 def _write_unsynced(path: str, data: bytes) -> None:
-    """Write a new file; its durability comes from the batch's one sync_filesystem (a temp file left by a
-    crash is replaced)."""
+    """Write a new file; its durability comes from the batch's one sync_filesystem (a file a crash left under
+    the name, which no record names, is replaced)."""
     try:
         handle = fs.ops.open_new(path)
     except FileExistsError:
@@ -154,7 +154,9 @@ def encode_ts(ts: str | None) -> int | str | None:
     if not NAIVE_SECONDS.fullmatch(ts) and (moment.tzinfo is not None or moment.microsecond
                                            or moment.isoformat() != ts):
         return ts
-    return (moment - NAIVE_EPOCH) // ONE_SECOND
+    # Day and clock arithmetic on ints: a timedelta subtraction and division cost twice as much.
+    return ((moment.toordinal() - NAIVE_EPOCH_ORDINAL) * SECONDS_PER_DAY + moment.hour * 3600 + moment.minute * 60
+            + moment.second)
 
 
 def decode_ts(value: int | str | None) -> str | None:
@@ -233,6 +235,8 @@ def _split_source_ids(source_ids: list[str]) -> tuple[dict, list[int], list]:
 
 def _deltas(values: list) -> list:
     """Ints as differences from the previous int of the column (the first from 0); other values as they are."""
+    if set(map(type, values)) == {int}:  # the usual column, at C speed
+        return list(map(sub, values, [0, *values[:-1]]))
     previous = 0
     column = []
     for value in values:
@@ -254,23 +258,24 @@ def _undeltas(column: list) -> list:
 
 def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compressor) -> dict:
     """The raw.turns record (without its seq) of a chunk's turns: the rows as columns (MANIFEST.spec section
-    8), one zstd frame."""
+    8), one zstd frame. Columns are built by map() over dict lookups: no Python-level loop per turn but the
+    source id split."""
     offsets, lengths = columns.offsets, columns.lengths
-    ends = [offset + length for offset, length in zip(offsets, lengths)]
-    gaps = [offset - end for offset, end in zip(offsets, [0, *ends[:-1]])]
+    ends = list(map(add, offsets, lengths))
+    gaps = list(map(sub, offsets, [0, *ends[:-1]]))
     if min(gaps) < 0 or min(lengths) < 0 or ends[-1] > chunk_length:
         raise EngineError(f"turn spans are out of order or outside the {chunk_length}-byte chunk")
-    speaker_index: dict = {}
-    speaker_column = [speaker_index.setdefault(speaker, len(speaker_index)) for speaker in columns.speakers]
+    speakers = list(dict.fromkeys(columns.speakers))
+    speaker_column = list(map({speaker: index for index, speaker in enumerate(speakers)}.__getitem__,
+                              columns.speakers))
     encoded_ts = {ts: encode_ts(ts) for ts in dict.fromkeys(columns.ts)}  # a session's turns often share it
-    ts_column = [encoded_ts[ts] for ts in columns.ts]
+    ts_column = list(map(encoded_ts.__getitem__, columns.ts))
     prefix_index, prefix_column, numbers = _split_source_ids(columns.source_ids)
-    extras = [extra or None for extra in columns.extras]
+    extras = [extra or None for extra in columns.extras] if any(columns.extras) else None
     payload = [speaker_column, _deltas(ts_column), list(prefix_index), prefix_column, _deltas(numbers), gaps,
-               lengths, extras if any(extras) else None]
-    first_ts = next((value for value in ts_column if value is not None), None)
-    return {"conv_id": conv_id, "ts": first_ts, "speakers": list(speaker_index),
-            "turns": compressor.compress(pack(payload))}
+               lengths, extras]
+    first_ts = next((value for value in encoded_ts.values() if value is not None), None)
+    return {"conv_id": conv_id, "ts": first_ts, "speakers": speakers, "turns": compressor.compress(pack(payload))}
 
 
 def decode_turns(raw_id: str, record: dict) -> list[dict]:
@@ -448,7 +453,7 @@ class RawStore:
                 committing = True
         except BaseException:
             # After a failed commit the WAL record may still be on disk: its blobs must stay (gc decides).
-            writer.discard(published_too=not committing)
+            writer.discard(keep_blobs=committing)
             raise
         finally:
             writer.blobs.close()
@@ -553,10 +558,9 @@ class RawWriter:
         self._pending: dict[str, dict | None] = {}  # raw_id → chunk record written in this batch (None: deleted)
         self._new_turns: dict[str, dict] = {}  # raw_id → raw.turns record to write at publish (seq added then)
         self._deleted_turns: set[str] = set()
-        self._staged: dict[str, str] = {}  # final path → temp path of blobs to publish
-        self._published: list[str] = []
+        self._staged: set[str] = set()  # blob paths this batch writes
         self.blobs = BlobFileWriter()
-        self._released: dict[str, str] = {}  # raw_id → blob path to delete after commit
+        self._released: dict[str, dict] = {}  # raw_id → chunk record whose blob to delete after commit
 
     def get(self, raw_id: str) -> dict | None:
         if raw_id in self._pending:
@@ -600,15 +604,20 @@ class RawWriter:
             return PutResult(raw_id, False, self._restore_missing_blob(record, data))
         created = int(self.raw._clock().timestamp())
         relative = blob_path(sha_hex, created)
-        stored = self._stage(relative, data)
-        if self._released.get(raw_id) == relative:
-            del self._released[raw_id]  # released and stored again in this batch: the file stays
+        released = self._released.pop(raw_id, None)
+        if released is not None and record_blob_path(released) == relative:
+            # Released and stored again in this batch, on the same day: the committed blob file stays as it is.
+            stored, written = released["stored_bytes"], 0
+        else:
+            if released is not None:
+                self._released[raw_id] = released  # another day's path: that file still goes after commit
+            stored = written = self._stage(relative, data)
         record = {"len_bytes": len(data), "sha256": sha, "created_at": created, "refcount": refs,
                   "stored_bytes": stored, "meta": meta}
         if mime != RAW_MIME_TEXT:
             record["mime"] = mime
         self._write(raw_id, record)
-        return PutResult(raw_id, True, stored)
+        return PutResult(raw_id, True, written)
 
     def acquire(self, raw_id: str, count: int = 1) -> None:
         record = self._existing(raw_id)
@@ -627,7 +636,7 @@ class RawWriter:
         if self._new_turns.pop(raw_id, None) is not None or self.raw.store.get(RAW_TURNS_TABLE, raw_id) is not None:
             self.batch.delete(RAW_TURNS_TABLE, raw_id)
             self._deleted_turns.add(raw_id)
-        self._released[raw_id] = record_blob_path(record)
+        self._released[raw_id] = record
         return True
 
     def _turns_record(self, raw_id: str) -> dict | None:
@@ -648,79 +657,79 @@ class RawWriter:
         self.batch.put(RAW_CHUNK_TABLE, raw_id, record)
 
     def _restore_missing_blob(self, record: dict, data: bytes) -> int:
-        """Re-ingesting a chunk whose blob was lost writes it again at its recorded path."""
+        """Re-ingesting a chunk whose blob was lost writes it again at its recorded path, by temp file and
+        rename: that path is named by a committed record, so it never holds a partial file."""
         relative = record_blob_path(record)
         if os.path.exists(os.path.join(self.raw.store.path, relative)):
             return 0
-        return self._stage(relative, data)
+        return self._stage(relative, data, replace=True)
 
-    def _stage(self, relative: str, data: bytes) -> int:
+    def _stage(self, relative: str, data: bytes, replace: bool = False) -> int:
         final = os.path.join(self.raw.store.path, relative)
         if final in self._staged:
             return 0
         compressed = self._compressor.compress(data)
-        temp = final + TEMP_SUFFIX
-        self.blobs.submit(temp, compressed)
-        self._staged[final] = temp
+        self.blobs.submit(final, compressed, replace)
+        self._staged.add(final)
         return len(compressed)
 
     def publish(self) -> None:
-        """Rename every staged blob into place, make them durable with one sync_filesystem, then add the
-        new turn records numbered in storing order; the caller commits the batch after this returns."""
+        """Wait for the blob files, make them durable with one sync_filesystem, then add the new turn records
+        numbered in storing order; the caller commits the batch after this returns."""
         self.blobs.wait()
         if self._staged:
-            fs.failpoint("raw.before_rename")
-            for final, temp in self._staged.items():
-                fs.ops.rename(temp, final)
-                self._published.append(final)
-            fs.failpoint("raw.after_rename.before_sync")
+            fs.failpoint("raw.before_sync")
             try:
                 fs.sync_filesystem(self.raw.store.path)
             except OSError as error:
                 self.raw.store.fail(error)  # a failed sync is never retried on this store object
                 raise
             fs.failpoint("raw.after_sync")
-            self._staged = {}
+            self._staged = set()
         if self._new_turns:
             first = self.batch.allocate(RAW_SEQUENCE_COUNTER, len(self._new_turns))
             for seq, (raw_id, record) in enumerate(self._new_turns.items(), start=first):
                 self.batch.put(RAW_TURNS_TABLE, raw_id, {"conv_id": record["conv_id"], "seq": seq, **record})
             self._new_turns = {}
 
-    def discard(self, published_too: bool) -> None:
-        """Best-effort removal of this batch's files after it failed; what remains is for gc."""
-        self.blobs.wait(raise_error=False)
-        paths = list(self._staged.values()) + (self._published if published_too else [])
-        for path in paths:
-            try:
-                fs.remove(path)
-            except OSError:
-                pass
+    def discard(self, keep_blobs: bool) -> None:
+        """Best-effort removal of this batch's files after it failed: temp files always; the blob files and
+        directories it created unless `keep_blobs` (a commit that failed may still have reached the disk and
+        name them). What remains is for gc."""
+        self.blobs.discard(keep_blobs)
 
     def remove_released(self) -> None:
         """Delete the blobs whose last reference this committed batch released. Not synced: a deletion a
         power loss undoes leaves an orphan, which gc removes."""
-        for relative in self._released.values():
+        for record in self._released.values():
             try:
-                fs.remove(os.path.join(self.raw.store.path, relative))
+                fs.remove(os.path.join(self.raw.store.path, record_blob_path(record)))
             except OSError:
                 continue  # left for gc
 
 
 class BlobFileWriter:
-    """Writes a batch's blob temp files, with their directories, on one background thread. Creating a file
-    costs the kernel several times what compressing its chunk costs here, and those system calls release the
-    GIL, so the files are written while the caller encodes the next chunks. Files go to the thread in groups:
-    every hand-over of the GIL between the threads costs both of them time. A failure surfaces at `wait`."""
+    """Writes a batch's blob files, with their directories, on one background thread. Creating a file costs
+    the kernel several times what compressing its chunk costs here, and those system calls release the GIL,
+    so the files are written while the caller encodes the next chunks. Files go to the thread in groups:
+    every hand-over of the GIL between the threads costs both of them time. A failure surfaces at `wait`.
+
+    A new blob is written under its final name at once (no temp file, no rename): until the batch commits no
+    record names it, so a crash can leave it partial only as an orphan, which nothing reads and gc deletes.
+    `replace` writes a temp file and renames it over the name instead, for a path a committed record names."""
 
     def __init__(self):
         self._executor: ThreadPoolExecutor | None = None
         self._futures: list = []
-        self._group: list = []  # (path, data) not yet handed to the thread
-        self._directories: set[str] = set()  # known to exist; touched by the writing thread only
+        self._group: list = []  # (path, data, replace) not yet handed to the thread
+        # Touched by the writing thread only, read after `wait`:
+        self._directories: set[str] = set()  # known to exist
+        self._created_directories: list[str] = []
+        self._created_files: list[str] = []
+        self._temp_files: list[str] = []
 
-    def submit(self, path: str, data: bytes) -> None:
-        self._group.append((path, data))
+    def submit(self, path: str, data: bytes, replace: bool = False) -> None:
+        self._group.append((path, data, replace))
         if len(self._group) >= BLOB_GROUP_FILES:
             self._hand_over()
 
@@ -731,12 +740,31 @@ class BlobFileWriter:
         self._group = []
 
     def _write_group(self, group: list) -> None:
-        for path, data in group:
-            directory = os.path.dirname(path)
-            if directory not in self._directories:
-                _make_directories(directory)
-                self._directories.add(directory)
-            _write_unsynced(path, data)
+        for path, data, replace in group:
+            self._ensure_directory(os.path.dirname(path))
+            if replace:
+                temp = path + TEMP_SUFFIX
+                self._temp_files.append(temp)
+                _write_unsynced(temp, data)
+                fs.ops.rename(temp, path)
+            else:
+                self._created_files.append(path)
+                _write_unsynced(path, data)
+
+    def _ensure_directory(self, directory: str) -> None:
+        """Create a missing directory and its missing parents, without an fsync each: the batch's
+        sync_filesystem makes them durable."""
+        if directory in self._directories:
+            return
+        try:
+            fs.ops.mkdir(directory)
+            self._created_directories.append(directory)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            self._ensure_directory(os.path.dirname(directory))
+            return self._ensure_directory(directory)
+        self._directories.add(directory)
 
     def wait(self, raise_error: bool = True) -> None:
         """Return once every submitted file is written or has failed; then raise the first failure."""
@@ -747,20 +775,23 @@ class BlobFileWriter:
         if errors and raise_error:
             raise errors[0]
 
+    def discard(self, keep_blobs: bool) -> None:
+        self._group = []
+        self.wait(raise_error=False)
+        paths = self._temp_files if keep_blobs else self._temp_files + self._created_files
+        for path in paths:
+            try:
+                fs.remove(path)
+            except OSError:
+                pass
+        if not keep_blobs:
+            for directory in reversed(self._created_directories):
+                try:
+                    os.rmdir(directory)
+                except OSError:
+                    pass  # not empty: holds what another batch wrote since, or a file that would not go
+
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
-
-
-def _make_directories(directory: str) -> None:
-    """Create missing directories without an fsync each: the batch's sync_filesystem makes them durable."""
-    missing = []
-    while not os.path.isdir(directory):
-        missing.append(directory)
-        directory = os.path.dirname(directory)
-    for path in reversed(missing):
-        try:
-            fs.ops.mkdir(path)
-        except FileExistsError:
-            continue

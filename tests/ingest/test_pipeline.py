@@ -169,7 +169,7 @@ print("ACK")
 
 
 @pytest.mark.parametrize("failpoint, hit", [
-    ("raw.before_rename", 1), ("raw.after_rename.before_sync", 1), ("raw.after_sync", 1)])
+    ("raw.before_sync", 1), ("raw.after_sync", 1)])
 def test_an_ingest_killed_before_commit_leaves_only_orphans_that_gc_removes(tmp_path, failpoint, hit):
     store_path = str(tmp_path / "store")
     samples = sorted(os.path.join(SAMPLES, name) for name in os.listdir(SAMPLES))  # several chunks

@@ -1,5 +1,5 @@
-"""Publishing new blobs: temp files without fsync, renames, ONE sync_filesystem, then the WAL commit; and what a
-crash between the renames and that sync may leave (renamed blobs without their data, named by no record)."""
+"""Publishing new blobs: files written under their final names without fsync, ONE sync_filesystem, then the WAL
+commit; and what a crash before that sync may leave (blobs without their data, named by no record)."""
 
 import ctypes
 import errno
@@ -42,6 +42,10 @@ class CountingOps(fs.FileOps):
         self.calls.append("rename")
         super().rename(source, target)
 
+    def open_new(self, path):
+        self.calls.append(("open_new", os.path.basename(path)))
+        return super().open_new(path)
+
 
 @pytest.fixture
 def counting():
@@ -56,9 +60,11 @@ def test_a_batch_of_new_blobs_costs_one_sync_filesystem_and_one_wal_fsync(store,
     with raw.batch() as writer:
         for data in CHUNKS:
             writer.put(data, {})
-    assert counting.calls == ["rename"] * len(CHUNKS) + [("sync_filesystem", store.path), "fsync"]
+    names = sorted(f"raw_{hashlib.sha256(data).hexdigest()}.blob.zst" for data in CHUNKS)
+    created = sorted(call[1] for call in counting.calls if call[0] == "open_new")
+    assert created == names  # each blob written once, under its final name: no temp file, no rename
+    assert [call for call in counting.calls if call[0] != "open_new"] == [("sync_filesystem", store.path), "fsync"]
     assert all(raw.read(raw_id_for(hashlib.sha256(data).hexdigest())) == data for data in CHUNKS)
-    assert not any(name.endswith(".tmp") for name in blob_files(store.path))
 
 
 def test_a_batch_without_new_blobs_does_not_sync_the_filesystem(store, counting):
@@ -69,6 +75,33 @@ def test_a_batch_without_new_blobs_does_not_sync_the_filesystem(store, counting)
     with raw.batch() as writer:
         writer.acquire(raw_id)
     assert counting.calls == ["fsync"]
+
+
+def test_a_lost_blob_is_restored_by_temp_file_and_rename(store, counting):
+    """Its record is committed, so its name must never hold a partial file."""
+    raw = RawStore(store)
+    with raw.batch() as writer:
+        raw_id = writer.put(CHUNKS[0], {}).raw_id
+    os.remove(os.path.join(store.path, record_blob_path(raw.get(raw_id))))
+    counting.calls.clear()
+    with raw.batch() as writer:
+        writer.put(CHUNKS[0], {})
+    assert counting.calls == [("open_new", os.path.basename(record_blob_path(raw.get(raw_id))) + ".tmp"), "rename",
+                              ("sync_filesystem", store.path), "fsync"]
+    assert raw.read(raw_id) == CHUNKS[0] and raw.get(raw_id)["refcount"] == 2
+
+
+def test_released_and_stored_again_in_one_batch_keeps_the_committed_file(store, counting):
+    raw = RawStore(store, clock=lambda: FIXED_DAY)
+    with raw.batch() as writer:
+        raw_id = writer.put(CHUNKS[0], {}).raw_id
+    stored_bytes = raw.get(raw_id)["stored_bytes"]
+    counting.calls.clear()
+    with raw.batch() as writer:
+        assert writer.release(raw_id)
+        again = writer.put(CHUNKS[0], {})
+    assert again.new and again.stored_bytes == 0 and counting.calls == ["fsync"]
+    assert raw.get(raw_id)["stored_bytes"] == stored_bytes and raw.read(raw_id) == CHUNKS[0]
 
 
 def test_the_commit_comes_after_the_sync(store):
@@ -112,11 +145,11 @@ def test_other_systems_fall_back_to_sync(tmp_path, monkeypatch):
     assert calls == ["sync"]
 
 
-# --- after a crash between the renames and the sync ------------------------------------------------------------
+# --- after a crash before the sync -------------------------------------------------------------------------------
 
 
 def test_a_blob_file_no_record_names_is_rewritten_not_trusted(store):
-    """A crash before the sync can leave the renamed blob with its data lost (zeros, or nothing at all).
+    """A crash before the sync can leave a blob with its data lost (zeros, or nothing at all).
     Storing the same content again must write it anew: the record decides, not the file's existence."""
     raw = RawStore(store, clock=lambda: FIXED_DAY)
     sha = hashlib.sha256(CHUNKS[0]).hexdigest()
@@ -151,7 +184,7 @@ def crash_during_publish(store_path: str, failpoint: str) -> None:
 
 
 def lose_unsynced_data(store_path: str) -> list[str]:
-    """What a power loss may do to blobs renamed but never synced: keep the names, drop the data."""
+    """What a power loss may do to blobs written but never synced: keep the names, drop the data."""
     blobs = [name for name in blob_files(store_path) if name.endswith(".blob.zst")]
     for index, relative in enumerate(blobs):
         with open(os.path.join(store_path, relative), "r+b") as handle:
@@ -159,7 +192,7 @@ def lose_unsynced_data(store_path: str) -> list[str]:
     return blobs
 
 
-@pytest.mark.parametrize("failpoint", ["raw.after_rename.before_sync", "raw.after_sync"])
+@pytest.mark.parametrize("failpoint", ["raw.before_sync", "raw.after_sync"])
 def test_gc_removes_the_blobs_of_a_batch_killed_before_its_commit(tmp_path, failpoint):
     store_path = str(tmp_path / "store")
     crash_during_publish(store_path, failpoint)
@@ -176,7 +209,7 @@ def test_gc_removes_the_blobs_of_a_batch_killed_before_its_commit(tmp_path, fail
 
 def test_storing_again_after_a_crash_before_the_sync_rewrites_the_damaged_blobs(tmp_path):
     store_path = str(tmp_path / "store")
-    crash_during_publish(store_path, "raw.after_rename.before_sync")
+    crash_during_publish(store_path, "raw.before_sync")
     damaged = lose_unsynced_data(store_path)
     with Store.open(store_path) as store:
         raw = RawStore(store)
@@ -215,6 +248,7 @@ def test_a_blob_write_failing_on_the_blob_thread_fails_the_batch_and_leaves_noth
     finally:
         fs.set_ops(previous)
     assert list(raw.scan()) == [] and blob_files(store.path) == []
+    assert not os.path.exists(os.path.join(store.path, "raw"))  # the directories it made are gone too
     with raw.batch() as writer:  # the store still takes batches
         writer.put(CHUNKS[0], {})
     assert raw.read(raw_id_for(hashlib.sha256(CHUNKS[0]).hexdigest())) == CHUNKS[0]
