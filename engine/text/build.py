@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.format import TEXT_BLOCK_ENTRIES, TEXT_SEGMENT_VERSION, TEXT_TERMS_PER_BLOCK
-from engine.text import keys, postings, stored, termdict
+from engine.text import keys, pieces, postings, termdict
+from engine.text.frontcode import gather_runs
 from engine.text.postings import narrow
 
 
@@ -41,6 +42,31 @@ class Document:
     type: str | None = None
     timestamp: float | None = None
     tags: tuple = field(default_factory=tuple)
+
+
+@dataclass
+class Sources:
+    """The documents of a segment to build, in any order: their columns, and where their tokens are.
+    Document i's tokens are document piece_documents[i] of pieces[piece_of[i]] (engine.text.pieces), or,
+    when piece_of[i] is -1, the token map ({field: stored tokens}) undecoded[piece_documents[i]]."""
+
+    docnos: list
+    keys: list
+    types: list
+    timestamps: list  # float or None
+    tags: list
+    piece_of: list
+    piece_documents: list
+    pieces: list = field(default_factory=list)
+    undecoded: list = field(default_factory=list)
+
+    @classmethod
+    def of_documents(cls, documents) -> "Sources":
+        documents = list(documents)
+        return cls([document.docno for document in documents], [document.key for document in documents],
+                   [document.type for document in documents], [document.timestamp for document in documents],
+                   [tuple(document.tags) for document in documents], [-1] * len(documents),
+                   list(range(len(documents))), undecoded=[document.fields for document in documents])
 
 
 @dataclass
@@ -66,19 +92,26 @@ class _DocumentTable:
 
 
 def build(documents, deleted=(), signature: dict | None = None) -> tuple[dict, dict]:
-    """Columns and meta for `documents` (any order; docnos unique) and the `deleted` docnos."""
-    entries, table, field_names = _from_documents(documents)
+    """Columns and meta for `documents` (Document objects in any order; docnos unique) and the `deleted`
+    docnos."""
+    return build_sources(Sources.of_documents(documents), deleted, signature)
+
+
+def build_sources(sources: Sources, deleted=(), signature: dict | None = None) -> tuple[dict, dict]:
+    entries, table, field_names = _from_sources(sources)
     return _assemble(entries, table, field_names, deleted, signature)
 
 
 def build_memory(documents, deleted=(), signature: dict | None = None):
-    """A TextSegment over `documents` that stays decoded: no varints, no front coding. A snapshot's
-    unflushed documents become one of these on every open, so it must cost little more than sorting."""
+    """A TextSegment over `documents` (Document objects or Sources) that stays decoded: no varints, no front
+    coding. A snapshot's unflushed documents become one of these on every open, so it must cost little more
+    than sorting."""
     from engine.text.keys import KeyList
     from engine.text.memory import MemoryDictionary, MemoryPostings
     from engine.text.reader import TextSegment
 
-    entries, table, field_names = _from_documents(documents)
+    sources = documents if isinstance(documents, Sources) else Sources.of_documents(documents)
+    entries, table, field_names = _from_sources(sources)
     columns, meta = _document_columns(table, field_names, deleted, signature)
     counts = np.bincount(entries.entry_terms, minlength=len(entries.terms))
     columns["entry_counts"] = counts
@@ -89,17 +122,33 @@ def build_memory(documents, deleted=(), signature: dict | None = None):
                        postings=MemoryPostings(entries, counts, table.docnos.size), keys=KeyList(table.keys))
 
 
-def _from_documents(documents) -> tuple:
-    documents = sorted(documents, key=lambda document: document.docno)
-    field_names = sorted({name for document in documents for name in document.fields})
-    entries, lengths = _tokens_to_entries(documents, field_names)
+def _from_sources(sources: Sources) -> tuple:
+    docnos = np.array(sources.docnos, dtype=np.int64)
+    order = np.argsort(docnos, kind="stable")
+    docnos = docnos[order]
+    local = np.empty(order.size, dtype=np.int64)
+    local[order] = np.arange(order.size)
+    token_pieces = list(sources.pieces)
+    piece_of = np.array(sources.piece_of, dtype=np.int64)
+    if sources.undecoded:
+        token_pieces.append(pieces.decode_piece(sources.undecoded))
+        piece_of[piece_of < 0] = len(token_pieces) - 1
+    piece_documents = np.array(sources.piece_documents, dtype=np.int64)
+    placements = []
+    for number, piece in enumerate(token_pieces):
+        chosen = piece_of == number
+        placement = np.full(piece.document_count, -1, dtype=np.int64)
+        placement[piece_documents[chosen]] = local[chosen]
+        placements.append(placement)
+    entries, lengths, field_names = _tokens_to_entries(token_pieces, placements, order.size)
+    ordered = order.tolist()
     table = _DocumentTable(
-        docnos=np.array([document.docno for document in documents], dtype=np.int64),
-        keys=[document.key for document in documents],
-        types=[document.type for document in documents],
-        timestamps=np.array([np.nan if document.timestamp is None else float(document.timestamp)
-                             for document in documents], dtype=np.float64),
-        tags=[tuple(document.tags) for document in documents],
+        docnos=docnos,
+        keys=[sources.keys[index] for index in ordered],
+        types=[sources.types[index] for index in ordered],
+        timestamps=np.array([np.nan if sources.timestamps[index] is None else float(sources.timestamps[index])
+                             for index in ordered], dtype=np.float64),
+        tags=[tuple(sources.tags[index]) for index in ordered],
         lengths=lengths,
     )
     return entries, table, field_names
@@ -123,7 +172,7 @@ def _merged_entries(segments: list, keeps: list, field_names: list) -> _Entries:
     live_terms = sorted({term_list[ordinal] for term_list, (terms, documents, *_rest), keep
                          in zip(term_lists, decoded, keeps) for ordinal in np.unique(terms[keep[documents]]).tolist()})
     global_ids = {term: index for index, term in enumerate(live_terms)}
-    pieces = []
+    parts = []
     base = 0
     for segment, term_list, (terms, documents, fields, frequencies, positions), keep in zip(
             segments, term_lists, decoded, keeps):
@@ -132,22 +181,14 @@ def _merged_entries(segments: list, keeps: list, field_names: list) -> _Entries:
         kept = keep[documents]
         to_global = np.array([global_ids.get(term, -1) for term in term_list], dtype=np.int64)
         field_map = np.array([field_names.index(name) for name in segment.fields] or [0], dtype=np.int64)
-        pieces.append((to_global[terms[kept]], new_numbers[documents[kept]], field_map[fields[kept]],
-                       frequencies[kept], positions[np.repeat(kept, frequencies)]))
+        parts.append((to_global[terms[kept]], new_numbers[documents[kept]], field_map[fields[kept]],
+                      frequencies[kept], positions[np.repeat(kept, frequencies)]))
     entry_terms, documents, fields, frequencies, positions = (
-        np.concatenate([piece[index] for piece in pieces]) if pieces else np.zeros(0, np.int64) for index in range(5))
+        np.concatenate([part[index] for part in parts]) if parts else np.zeros(0, np.int64) for index in range(5))
     # Segments come in docno order, so a stable sort by term keeps (document, field) order within a term.
     order = np.argsort(entry_terms, kind="stable")
     return _Entries(live_terms, entry_terms[order], documents[order], fields[order], frequencies[order],
-                    _gather_runs(positions, postings.run_offsets(frequencies)[order], frequencies[order]))
-
-
-def _gather_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """values[starts[0]:starts[0]+lengths[0]], then the next run …, concatenated without a Python loop."""
-    if lengths.size == 0:
-        return values[:0]
-    offsets = np.cumsum(lengths) - lengths
-    return values[np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))]
+                    gather_runs(positions, postings.run_offsets(frequencies)[order], frequencies[order]))
 
 
 def _merged_documents(segments: list, keeps: list, field_names: list) -> _DocumentTable:
@@ -173,43 +214,84 @@ def _merged_documents(segments: list, keeps: list, field_names: list) -> _Docume
     )
 
 
-def _tokens_to_entries(documents: list, field_names: list) -> tuple[_Entries, np.ndarray]:
-    field_ids = {name: index for index, name in enumerate(field_names)}
-    stored_fields: list = []
-    run_places: list = []  # local document · slots + field of each run of tokens
+def _tokens_to_entries(token_pieces: list, placements: list, document_count: int) -> tuple:
+    """Entries, field lengths [documents, fields] and field names of the placed documents of the pieces
+    (placements[p][d]: the segment's document of document d of piece p, -1 for none)."""
+    chosen = []  # per piece: its placed runs and their segment documents
+    names: set = set()
+    for piece, placement in zip(token_pieces, placements):
+        run_documents = placement[piece.run_documents]
+        kept = run_documents >= 0
+        chosen.append((kept, run_documents[kept]))
+        names.update(piece.field_names[number] for number in np.unique(piece.run_fields[kept]).tolist())
+    field_names = sorted(names)
     slots = max(1, len(field_names))
-    lengths = np.zeros((len(documents), slots), dtype=np.uint32)
-    for local, document in enumerate(documents):
-        for name, tokens in document.fields.items():
-            stored_fields.append(tokens)
-            run_places.append(local * slots + field_ids[name])
-    all_terms, positions, run_lengths = stored.decode_all(stored_fields)
-    lengths.flat[run_places] = run_lengths
-    sorted_terms = sorted(set(all_terms))
-    ids = dict(zip(sorted_terms, range(len(sorted_terms))))
-    token_terms = np.fromiter(map(ids.__getitem__, all_terms), dtype=np.int64, count=len(all_terms))
-    places = np.repeat(np.asarray(run_places, dtype=np.int64), np.asarray(run_lengths, dtype=np.int64))
-    if positions.size and positions.max() >= 1 << 31:
+    field_numbers = {name: number for number, name in enumerate(field_names)}
+    lengths = np.zeros((document_count, slots), dtype=np.uint32)
+    codes, places, positions = [], [], []  # of the placed tokens, piece after piece
+    for piece, (kept, run_documents) in zip(token_pieces, chosen):
+        field_map = np.array([field_numbers.get(name, 0) for name in piece.field_names] or [0], dtype=np.int64)
+        run_places = run_documents * slots + field_map[piece.run_fields[kept]]
+        run_lengths = piece.run_lengths[kept]
+        lengths.flat[run_places] = run_lengths
+        token_kept = slice(None) if kept.all() else np.repeat(kept, piece.run_lengths)
+        codes.append(piece.token_terms[token_kept])
+        places.append(np.repeat(run_places, run_lengths))
+        positions.append(piece.positions[token_kept])
+    terms, token_terms = _ranked_terms([piece.vocabulary for piece in token_pieces], codes)
+    places = np.concatenate(places) if places else np.zeros(0, np.int64)
+    positions = np.concatenate(positions) if positions else np.zeros(0, np.int64)
+    if positions.size and (positions.max() >= 1 << 31 or positions.min() < 0):
         raise ValueError("token positions must lie in [0, 2**31)")
-    order = _token_order(token_terms, places, positions)
+    order = _token_order(token_terms, places, positions, len(terms))
     token_terms, places, positions = token_terms[order], places[order], positions[order]
     boundaries = np.flatnonzero(np.r_[True, (token_terms[1:] != token_terms[:-1]) | (places[1:] != places[:-1])]) \
         if token_terms.size else np.zeros(0, np.int64)
-    entries = _Entries(sorted_terms, token_terms[boundaries], places[boundaries] // slots, places[boundaries] % slots,
+    entries = _Entries(terms, token_terms[boundaries], places[boundaries] // slots, places[boundaries] % slots,
                        np.diff(np.append(boundaries, token_terms.size)), positions)
-    return entries, lengths
+    return entries, lengths, field_names
 
 
-def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Order by (term, place, position): one argsort of a packed key when the three fit in 63 bits (4x
-    faster than lexsort on a flush's millions of tokens)."""
+def _ranked_terms(vocabularies: list, codes: list) -> tuple[list, np.ndarray]:
+    """The sorted terms the tokens use (tokens of piece i: codes[i] in vocabularies[i]), and every token's
+    index among them."""
+    groups: dict = {}  # id of a vocabulary → (vocabulary, numbers of the pieces coded in it)
+    for number, vocabulary in enumerate(vocabularies):
+        groups.setdefault(id(vocabulary), (vocabulary, []))[1].append(number)
+    used = []  # per vocabulary: the codes its tokens use, and their terms
+    for vocabulary, numbers in groups.values():
+        counts = np.bincount(np.concatenate([codes[number] for number in numbers]), minlength=vocabulary.tokens)
+        all_codes = np.fromiter(vocabulary.codes.values(), dtype=np.int64, count=len(vocabulary.codes))
+        all_terms = list(vocabulary.codes)
+        kept = np.flatnonzero(counts[all_codes])
+        used.append((all_codes[kept], all_terms if kept.size == len(all_terms) else
+                     [all_terms[index] for index in kept.tolist()]))
+    terms = sorted(used[0][1]) if len(used) == 1 else sorted(set().union(*(names for _codes, names in used)))
+    ranks = dict(zip(terms, range(len(terms))))
+    remaps = {}
+    for (vocabulary, _numbers), (used_codes, names) in zip(groups.values(), used):
+        remap = remaps[id(vocabulary)] = np.zeros(vocabulary.tokens, dtype=np.int64)
+        remap[used_codes] = np.fromiter(map(ranks.__getitem__, names), dtype=np.int64, count=len(names))
+    coded = [remaps[id(vocabulary)][piece_codes] for vocabulary, piece_codes in zip(vocabularies, codes)]
+    return terms, np.concatenate(coded) if coded else np.zeros(0, np.int64)
+
+
+def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray, term_count: int) -> np.ndarray:
+    """Order by (term, place, position). Tokens arrive nearly in (place, position) order (documents in a
+    row, positions ascending but for search-mode sub-words), which a stable sort finishes in one pass; then
+    stable radix passes over 16-bit digits of the term (numpy radix-sorts 16-bit keys, and its stable sort
+    of wider ones is a merge sort ten times slower on a flush's millions of tokens)."""
     if terms.size == 0:
         return np.zeros(0, dtype=np.int64)
     position_bits = int(positions.max()).bit_length()
-    place_bits = int(places.max()).bit_length()
-    if int(terms.max()).bit_length() + place_bits + position_bits > 63:
-        return np.lexsort((positions, places, terms))
-    return np.argsort((terms << (place_bits + position_bits)) | (places << position_bits) | positions)
+    if int(places.max()).bit_length() + position_bits > 63:
+        order = np.lexsort((positions, places))
+    else:
+        order = np.argsort((places << position_bits) | positions, kind="stable")
+    for shift in range(0, max(1, (term_count - 1).bit_length()), 16):
+        digits = ((terms[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digits, kind="stable")]
+    return order
 
 
 def _assemble(entries: _Entries, table: _DocumentTable, field_names: list, deleted, signature) -> tuple[dict, dict]:

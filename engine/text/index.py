@@ -8,10 +8,12 @@ Searching reads the store's `text` kind view (segments + unflushed records) and 
 from __future__ import annotations
 
 import math
+from itertools import chain
 
 from engine.errors import InputError
 from engine.format import OP_DELETE, OP_PUT, TEXT_DEAD_TABLE, TEXT_DOCNO_COUNTER, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE
-from engine.text import stored
+from engine.codec import pack, unpack
+from engine.text import pieces, stored
 from engine.text.kind import SIGNATURE_KEY, collector_paused, dead_key
 
 DEFAULT_FIELD = "text"
@@ -46,87 +48,63 @@ class TextIndex:
         """Index several documents (dicts with key, fields, and optionally type, timestamp, tags) in one
         batch; a key given twice keeps its last version. Nothing is written if any document is invalid."""
         with collector_paused():
-            return self._add_prepared([self._record(index, document) for index, document in enumerate(documents)],
-                                      batch)
+            analysis = _Analysis(self.tokenizer, self.store_text, pieces.pending_of(self.store).vocabulary)
+            analysis.add(documents)
+            return self._add_prepared(analysis.prepared, analysis.finish(), batch)
 
-    def _add_prepared(self, prepared: list, batch) -> list:
+    def _add_prepared(self, prepared: list, piece, batch) -> list:
         if not prepared:
             return []
         with _BatchScope(self.store, batch) as active:
             self._write_signature(active)
             first = active.allocate(TEXT_DOCNO_COUNTER, len(prepared))
-            pending = _pending_documents(active)
-            # Nothing was ever indexed: a first bulk load skips a store lookup per document.
-            stored_before = self.store.counter(TEXT_DOCNO_COUNTER) > 0
-            numbers = []
-            for offset, (key, record) in enumerate(prepared):
-                record["docno"] = first + offset
-                self._retire(active, key, pending, stored_before)
-                active.put(TEXT_DOCUMENT_TABLE, key, record)
-                pending[key] = record["docno"]
-                numbers.append(record["docno"])
-        return numbers
+            docnos = range(first, first + len(prepared))
+            keys = [key for key, _record in prepared]
+            records = [record for _key, record in prepared]
+            for record, docno in zip(records, docnos):
+                record["docno"] = docno
+            retired = self._retired(keys, docnos, _pending_documents(active))
+            active.put_many(TEXT_DEAD_TABLE, retired, [1] * len(retired))
+            active.put_many(TEXT_DOCUMENT_TABLE, keys, records)
+            # Before the commit: a commit may flush, and the flush takes the piece.
+            pieces.pending_of(self.store).add(piece, docnos, [record["tokens"] for record in records])
+        return list(docnos)
+
+    def _retired(self, keys: list, docnos, pending: dict) -> list:
+        """text.dead keys of the documents that `keys` replace (in the store, the batch, or earlier in keys)."""
+        if not pending and self.store.counter(TEXT_DOCNO_COUNTER) == 0 and len(set(keys)) == len(keys):
+            return []  # nothing was ever indexed: a first bulk load skips a store lookup per document
+        retired = []
+        for key, docno in zip(keys, docnos):
+            replaced = self._current_docno(key, pending)
+            if replaced is not None:
+                retired.append(dead_key(replaced))
+            pending[key] = docno
+        return retired
 
     def delete(self, key: str, batch=None) -> bool:
         """Remove document `key`; False when there was none."""
         _check_key(key, "delete")
-        pending = _pending_documents(batch)
-        if self._current_docno(key, pending) is None:
+        docno = self._current_docno(key, _pending_documents(batch))
+        if docno is None:
             return False
         with _BatchScope(self.store, batch) as active:
-            self._retire(active, key, pending)
-            active.delete(TEXT_DOCUMENT_TABLE, key)
+            active.put(TEXT_DEAD_TABLE, dead_key(docno), 1)
+            active.delete(TEXT_DOCUMENT_TABLE, _plain(key))
         return True
 
-    def _retire(self, batch, key: str, pending: dict, stored_before: bool = True) -> None:
-        docno = self._current_docno(key, pending, stored_before)
-        if docno is not None:
-            batch.put(TEXT_DEAD_TABLE, dead_key(docno), 1)
-
-    def _current_docno(self, key: str, pending: dict, stored_before: bool = True):
+    def _current_docno(self, key: str, pending: dict):
         if key in pending:
             return pending[key]
-        if not stored_before:
-            return None
         record = self.store.get(TEXT_DOCUMENT_TABLE, key)
         return None if record is None else record["docno"]
 
     def _write_signature(self, batch) -> None:
         if self._signature is None:
-            self._signature = self.tokenizer.signature()
+            # As the store gives it back (lists, not tuples): our batches hand their values over as they are.
+            self._signature = unpack(pack(self.tokenizer.signature()))
         if self.store.get(TEXT_META_TABLE, SIGNATURE_KEY) != self._signature:
             batch.put(TEXT_META_TABLE, SIGNATURE_KEY, self._signature)
-
-    def _record(self, index: int, document) -> tuple[str, dict]:
-        """(key, record) of a document, checked before anything is written (cheap checks before analysis)."""
-        if not isinstance(document, dict):
-            raise InputError("a document must be a mapping with 'key' and 'fields'", _where(index))
-        key = document.get("key")
-        _check_key(key, index)
-        fields = document.get("fields")
-        if isinstance(fields, str):
-            fields = {DEFAULT_FIELD: fields}
-        elif not isinstance(fields, dict):
-            raise InputError("fields must be text or a mapping of field names to text", _where(index))
-        timestamp = document.get("timestamp")
-        if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, (int, float))
-                                      or not math.isfinite(timestamp)):
-            raise InputError("timestamp must be a finite number of seconds since the epoch", _where(index))
-        kind = document.get("type")
-        tags = document.get("tags") or ()
-        if (kind is not None and not isinstance(kind, str)) or isinstance(tags, str) or \
-                not all(isinstance(tag, str) for tag in tags):
-            raise InputError("type must be text and tags a list of text", _where(index))
-        tokens = {}
-        for name, text in fields.items():
-            if not (isinstance(name, str) and name and isinstance(text, str)):
-                raise InputError("fields must be text or a mapping of field names to text", _where(index))
-            tokens[name] = stored.encode(*self.tokenizer.index_tokens(text))
-        record = {"tokens": tokens, "type": kind, "ts": None if timestamp is None else float(timestamp),
-                  "tags": sorted(set(tags))}
-        if self.store_text:
-            record["fields"] = dict(fields)
-        return key, record
 
     # --- reading -------------------------------------------------------------------------------------
 
@@ -145,6 +123,109 @@ class TextIndex:
 
     def get(self, key: str) -> dict | None:
         return self.store.get(TEXT_DOCUMENT_TABLE, key)
+
+
+class _Analysis:
+    """The records of one add_many call, checked and analysed, and their tokens as one TokenPiece
+    (engine.text.pieces) for the flush. Every value a record holds is a plain str, list, dict, bytes, float
+    or None, as the store would read it back (our batches hand their values over)."""
+
+    def __init__(self, tokenizer, store_text: bool, vocabulary):
+        self.index_tokens = tokenizer.index_tokens
+        self.store_text = store_text
+        self.vocabulary = vocabulary
+        self.runs: list = []  # per field of every document: (terms, positions, document, field name, stored)
+        self.prepared: list = []  # (key, record) per document
+
+    def add(self, documents) -> None:
+        """Check and analyse every document (cheap checks before analysis); one loop with everything at hand,
+        since its steps per document are most of what indexing a short document costs."""
+        index_tokens, store_text, runs, prepared = self.index_tokens, self.store_text, self.runs, self.prepared
+        separator = stored.SEPARATOR
+        for index, document in enumerate(documents):
+            if not isinstance(document, dict):
+                raise InputError("a document must be a mapping with 'key' and 'fields'", _where(index))
+            key = document.get("key")
+            if type(key) is not str or not key or "\0" in key:
+                _check_key(key, index)
+                key = _plain(key)
+            fields = document.get("fields")
+            if type(fields) is str:
+                fields = {DEFAULT_FIELD: fields}
+            elif not isinstance(fields, dict):
+                _bad_fields(index)
+            timestamp = document.get("timestamp")
+            kind = document.get("type")
+            tags = document.get("tags")
+            tokens: dict = {}
+            record = {"tokens": tokens, "type": None if kind is None else _checked_type(kind, index),
+                      "ts": None if timestamp is None else _checked_timestamp(timestamp, index),
+                      "tags": _checked_tags(tags, index) if tags else []}
+            texts: dict = {}
+            for name, text in fields.items():
+                if type(name) is not str or type(text) is not str or not name:
+                    name, text = _checked_field(name, text, index)
+                terms, positions = index_tokens(text)
+                joined = separator.join(terms)
+                if joined.count(separator) != len(terms) - 1 and terms or len(positions) != len(terms):
+                    stored.join_terms(terms, positions)  # raises, saying what is wrong
+                stored_field = tokens[name] = [joined, None]
+                runs.append((terms, positions, index, name, stored_field))
+                texts[name] = text
+            if store_text:
+                record["fields"] = texts
+            prepared.append((key, record))
+
+    def finish(self):
+        """Fill in every field's stored positions; the piece of the analysed documents."""
+        runs = self.runs
+        terms = list(chain.from_iterable(run[0] for run in runs))
+        if "" in terms:
+            raise ValueError("index terms must be non-empty, hold no spaces and have one position each")
+        run_lengths = [len(run[0]) for run in runs]
+        positions = stored.positions_array(list(chain.from_iterable(run[1] for run in runs)))
+        for run, data in zip(runs, stored.positions_bytes(positions, run_lengths)):
+            run[4][1] = data
+        field_numbers: dict = {}
+        run_fields = [field_numbers.setdefault(run[3], len(field_numbers)) for run in runs]
+        return pieces.make_piece(self.vocabulary, terms, positions, run_lengths, [run[2] for run in runs], run_fields,
+                                 list(field_numbers), len(self.prepared))
+
+
+def _bad_fields(index: int):
+    raise InputError("fields must be text or a mapping of field names to text", _where(index))
+
+
+def _checked_field(name, text, index: int) -> tuple[str, str]:
+    if not (isinstance(name, str) and name and isinstance(text, str)):
+        _bad_fields(index)
+    return _plain(name), _plain(text)
+
+
+def _checked_type(kind, index: int) -> str:
+    if not isinstance(kind, str):
+        raise InputError("type must be text and tags a list of text", _where(index))
+    return _plain(kind)
+
+
+def _checked_tags(tags, index: int) -> list:
+    try:
+        if not isinstance(tags, str) and all(isinstance(tag, str) for tag in tags):
+            return sorted({_plain(tag) for tag in tags})
+    except TypeError:
+        pass  # not iterable
+    raise InputError("type must be text and tags a list of text", _where(index))
+
+
+def _checked_timestamp(timestamp, index: int) -> float:
+    if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)) or not math.isfinite(timestamp):
+        raise InputError("timestamp must be a finite number of seconds since the epoch", _where(index))
+    return float(timestamp)
+
+
+def _plain(text: str) -> str:
+    """A str subclass as a plain str (what the store gives back)."""
+    return text if type(text) is str else str.__str__(text)
 
 
 def _pending_documents(batch) -> dict:
@@ -172,7 +253,8 @@ class _BatchScope:
 
     def __init__(self, store, batch):
         self._given = batch
-        self._own = None if batch is not None else store.batch()
+        # Our batches hold only values made for them (plain msgpack types): the store may keep them as given.
+        self._own = None if batch is not None else store.batch(owned=True)
 
     def __enter__(self):
         return self._given if self._given is not None else self._own.__enter__()

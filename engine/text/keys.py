@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.codec import encode_varint
 from engine.errors import CorruptionError
 from engine.format import TEXT_KEYS_PER_BLOCK as KEYS_PER_BLOCK
+from engine.text import varint
+from engine.text.frontcode import StringBuffer, gather_runs, shared_prefixes
 from engine.text.postings import narrow
 
 _SHORT, _LONG = 0, 1  # block layouts: the (shared, suffix) numbers as single bytes, or as varints
@@ -30,38 +31,64 @@ _SHORT, _LONG = 0, 1  # block layouts: the (shared, suffix) numbers as single by
 
 def encode(keys: list) -> dict:
     """Columns for `keys` (str, document order)."""
-    blocks = bytearray()
-    offsets = []
-    encoded = [key.encode("utf-8") for key in keys]
-    for first_index in range(0, len(encoded), KEYS_PER_BLOCK):
-        offsets.append(len(blocks))
-        blocks += _block(encoded[first_index:first_index + KEYS_PER_BLOCK])
-    offsets.append(len(blocks))
-    return {"key_blocks": np.frombuffer(bytes(blocks), dtype=np.uint8),
-            "key_block_offsets": narrow(np.array(offsets, dtype=np.int64))}
+    strings = StringBuffer([key.encode("utf-8") for key in keys])
+    count = len(keys)
+    block_count = -(-count // KEYS_PER_BLOCK)
+    blocks = np.arange(block_count)
+    firsts = blocks * KEYS_PER_BLOCK
+    followers = np.flatnonzero(np.arange(count) % KEYS_PER_BLOCK)  # every key but the first of its block
+    follower_blocks = followers // KEYS_PER_BLOCK
+    shared = shared_prefixes(strings, firsts[follower_blocks], followers)
+    suffixes = strings.lengths[followers] - shared
+    widest = np.zeros(block_count, dtype=np.int64)
+    np.maximum.at(widest, follower_blocks, np.maximum(shared, suffixes))
+    layouts = (widest > 255).astype(np.int64)
+    # The number stream, block after block: its layout, then (shared, suffix bytes) of each further key.
+    numbers = np.empty(block_count + 2 * followers.size, dtype=np.int64)
+    numbers[2 * firsts - blocks] = layouts
+    numbers[2 * followers - follower_blocks - 1] = shared
+    numbers[2 * followers - follower_blocks] = suffixes
+    number_blocks = np.repeat(blocks, np.minimum(count - firsts, KEYS_PER_BLOCK) * 2 - 1)
+    number_sizes = _number_sizes(numbers, layouts[number_blocks] == _LONG)
+    block_number_bytes = np.bincount(number_blocks, weights=number_sizes, minlength=block_count).astype(np.int64)
+    first_lengths = strings.lengths[firsts]
+    header_lengths = varint.encoded_lengths(first_lengths)
+    headers = strings.data.size + np.cumsum(header_lengths) - header_lengths
+    pool = np.concatenate([strings.data, varint.encode(first_lengths, header_lengths),
+                           _number_bytes(numbers, number_sizes, layouts[number_blocks] == _LONG)])
+    number_starts = strings.data.size + int(header_lengths.sum()) + np.cumsum(block_number_bytes) - block_number_bytes
+    # Runs of a block: its header, its first key, its numbers, then the suffix of each further key.
+    run_starts = np.empty(2 * block_count + count, dtype=np.int64)
+    run_lengths = np.empty_like(run_starts)
+    first_runs = 2 * blocks + firsts
+    run_starts[first_runs], run_lengths[first_runs] = headers, header_lengths
+    run_starts[first_runs + 1], run_lengths[first_runs + 1] = strings.starts[firsts], first_lengths
+    run_starts[first_runs + 2], run_lengths[first_runs + 2] = number_starts, block_number_bytes
+    suffix_runs = 2 * follower_blocks + followers + 2
+    run_starts[suffix_runs], run_lengths[suffix_runs] = strings.starts[followers] + shared, suffixes
+    run_ends = np.append(0, np.cumsum(run_lengths))
+    return {"key_blocks": gather_runs(pool, run_starts, run_lengths),
+            "key_block_offsets": narrow(run_ends[np.append(first_runs, run_lengths.size)])}
 
 
-def _block(keys: list) -> bytes:
-    first = keys[0]
-    numbers = []
-    suffixes = []
-    for key in keys[1:]:
-        shared = shared_prefix(first, key)
-        numbers += (shared, len(key) - shared)
-        suffixes.append(key[shared:])
-    if all(number < 256 for number in numbers):
-        lengths = bytes([_SHORT]) + bytes(numbers)
-    else:
-        lengths = bytes([_LONG]) + b"".join(encode_varint(number) for number in numbers)
-    return encode_varint(len(first)) + first + lengths + b"".join(suffixes)
+def _number_sizes(numbers: np.ndarray, long: np.ndarray) -> np.ndarray:
+    """Bytes of each number: a varint in a block of layout 1, one byte in a block of layout 0."""
+    sizes = np.ones(numbers.size, dtype=np.int64)
+    sizes[long] = varint.encoded_lengths(numbers[long])
+    return sizes
 
 
-def shared_prefix(left: bytes, right: bytes) -> int:
-    """Bytes at the start of both: the first differing byte is the highest set byte of the two prefixes'
-    XOR read as big-endian integers (C speed, no loop per byte)."""
-    limit = min(len(left), len(right))
-    difference = int.from_bytes(left[:limit], "big") ^ int.from_bytes(right[:limit], "big")
-    return limit - (difference.bit_length() + 7) // 8
+def _number_bytes(numbers: np.ndarray, sizes: np.ndarray, long: np.ndarray) -> np.ndarray:
+    places = np.cumsum(sizes) - sizes
+    out = np.empty(int(sizes.sum()), dtype=np.uint8)
+    out[places[~long]] = numbers[~long]
+    wide = np.flatnonzero(long)
+    if wide.size:
+        wide_sizes = sizes[wide]
+        wide_ends = np.cumsum(wide_sizes)
+        out[np.repeat(places[wide] - (wide_ends - wide_sizes), wide_sizes) + np.arange(int(wide_ends[-1]))] = \
+            varint.encode(numbers[wide], wide_sizes)
+    return out
 
 
 class KeyReader:

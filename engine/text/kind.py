@@ -24,6 +24,7 @@ import numpy as np
 from engine.errors import CorruptionError
 from engine.format import TEXT_DEAD_TABLE, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE, TEXT_SEGMENT_KIND
 from engine.records import TOMBSTONE
+from engine.text import pieces
 from engine.text.reader import TextSegment, verify
 
 SIGNATURE_KEY = "tokenizer"
@@ -55,14 +56,14 @@ class TextKind:
         return self._signature()
 
     def flush(self, changes: dict, new_segment) -> None:
-        from engine.text.build import build
+        from engine.text.build import build_sources
 
         with collector_paused():
             dead = _dead_docnos(changes.get(TEXT_DEAD_TABLE, {}))
-            documents = _documents(changes.get(TEXT_DOCUMENT_TABLE, {}), dead)
-            if not documents and not dead:
+            sources = _sources(changes.get(TEXT_DOCUMENT_TABLE, {}), dead, pieces.take(self.store))
+            if not sources.docnos and not dead:
                 return
-            columns, meta = _guarded(build, documents, sorted(dead), self._signature())
+            columns, meta = _guarded(build_sources, sources, sorted(dead), self._signature())
         _write(new_segment(SEGMENT_LABEL), columns, meta)
 
     def compact(self, segments: list, new_segment) -> None:
@@ -86,11 +87,11 @@ class TextKind:
         signature = self._snapshot_signature(segments)
         with collector_paused():
             dead = _dead_docnos(self.store.memtable(TEXT_DEAD_TABLE))
-            documents = _documents(self.store.memtable(TEXT_DOCUMENT_TABLE), dead)
-            if documents:
+            sources = _sources(self.store.memtable(TEXT_DOCUMENT_TABLE), dead, pieces.peek(self.store))
+            if sources.docnos:
                 from engine.text.build import build_memory
 
-                parts.append(_guarded(build_memory, documents, (), signature))
+                parts.append(_guarded(build_memory, sources, (), signature))
         return TextSnapshot(parts, sorted(dead), signature)
 
 
@@ -147,23 +148,43 @@ def _dead_docnos(rows: dict) -> set:
     return dead
 
 
-def _documents(rows: dict, dead: set) -> list:
-    if not rows:
-        return []
-    from engine.text.build import Document
+def _sources(rows: dict, dead: set, pending):
+    """The live documents of text.doc `rows`, their tokens from the writer's pieces (`pending`,
+    engine.text.pieces.PendingTokens or None) where those hold them, else from the records."""
+    from engine.text.build import Sources
 
-    documents = []
+    sources = Sources([], [], [], [], [], [], [])
+    if not rows:
+        return sources
+    if pending is not None:
+        sources.pieces = pending.pieces
+    find = pending.find if pending is not None else lambda docno, tokens: None
     for key, value in rows.items():
         if value is TOMBSTONE:
             continue
         try:
-            if value["docno"] in dead:
+            docno = value["docno"]
+            if docno in dead:
                 continue
-            documents.append(Document(value["docno"], key, dict(value["tokens"]), value.get("type"),
-                                      value.get("ts"), value.get("tags") or ()))
+            tokens = value["tokens"]
+            if not isinstance(tokens, dict):
+                raise TypeError
+            sources.types.append(value.get("type"))
+            sources.timestamps.append(value.get("ts"))
+            sources.tags.append(value.get("tags") or ())
         except (KeyError, TypeError, AttributeError):
             raise CorruptionError(TEXT_DOCUMENT_TABLE, None, f"text document record {key!r} is malformed") from None
-    return documents
+        sources.docnos.append(docno)
+        sources.keys.append(key)
+        found = find(docno, tokens)
+        if found is None:
+            sources.piece_of.append(-1)
+            sources.piece_documents.append(len(sources.undecoded))
+            sources.undecoded.append(tokens)
+        else:
+            sources.piece_of.append(found[0])
+            sources.piece_documents.append(found[1])
+    return sources
 
 
 def _guarded(builder, sources: list, deleted, signature):

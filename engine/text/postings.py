@@ -72,50 +72,73 @@ def encode(term_ids, documents, fields, frequencies, positions, term_count: int,
     if first_entries.size != term_count:
         raise ValueError("every term needs at least one entry")
     counts = np.diff(np.append(first_entries, entry_count))
-    rank = np.arange(entry_count) - np.repeat(first_entries, counts)
 
     deltas = np.diff(documents, prepend=0)
     deltas[first_entries] = documents[first_entries]
     details = (frequencies - 1) * field_slots + np.asarray(fields, dtype=np.int64)
     plain = details == plain_field
+    detailed = np.flatnonzero(~plain)
     document_values = (deltas << 1) | plain
     document_lengths = varint.encoded_lengths(document_values)
-    detail_lengths = np.where(plain, 0, varint.encoded_lengths(details))
+    detail_lengths = varint.encoded_lengths(details[detailed])
+    detail_counts = np.diff(np.searchsorted(detailed, np.append(first_entries, entry_count)))
     term_document_bytes = _sums(document_lengths, first_entries)
-    term_bytes = term_document_bytes + _sums(detail_lengths, first_entries)
-    document_offsets = _exclusive_cumsum_within(document_lengths, first_entries, counts)
-    detail_offsets = _exclusive_cumsum_within(detail_lengths, first_entries, counts) + \
-        np.repeat(term_document_bytes, counts)
-    skip_rows = np.flatnonzero((rank % BLOCK_ENTRIES == 0) & np.repeat(counts > BLOCK_ENTRIES, counts))
+    term_detail_bytes = np.zeros(term_count, dtype=np.int64)
+    has_details = detail_counts > 0
+    term_detail_bytes[has_details] = _sums(detail_lengths, run_offsets(detail_counts)[has_details])
+    skip_rows, skip_terms = _skip_rows(first_entries, counts)
+    skip_starts = first_entries[skip_terms]
     new_document = _run_starts(documents)
     new_document[first_entries] = True
 
     position_values = _position_deltas(np.asarray(positions, dtype=np.int64), frequencies)
     position_lengths = varint.encoded_lengths(position_values)
-    position_entry_bytes = _sums(position_lengths, run_offsets(frequencies))
-    position_term_bytes = _sums(position_entry_bytes, first_entries)
+    position_term_bytes = _sums(position_lengths, run_offsets(frequencies)[first_entries])
     return EncodedPostings(
-        postings=_term_streams(document_values, details[~plain], counts, _sums((~plain).astype(np.int64), first_entries)),
-        postings_offsets=narrow(np.append(0, np.cumsum(term_bytes))),
-        positions=varint.encode(position_values),
+        postings=_term_streams(document_values, document_lengths, details[detailed], detail_lengths, counts,
+                               detail_counts),
+        postings_offsets=narrow(np.append(0, np.cumsum(term_document_bytes + term_detail_bytes))),
+        positions=varint.encode(position_values, position_lengths),
         position_offsets=narrow(np.append(0, np.cumsum(position_term_bytes))),
         entry_counts=narrow(counts),
         document_frequencies=narrow(_sums(new_document.astype(np.int64), first_entries)),
         skip_documents=narrow(documents[skip_rows]),
-        skip_bytes=narrow(document_offsets[skip_rows]),
-        skip_detail_bytes=narrow(detail_offsets[skip_rows]),
+        skip_bytes=narrow(_bytes_before(document_lengths, np.arange(entry_count), skip_rows, skip_starts)),
+        skip_detail_bytes=narrow(term_document_bytes[skip_terms] +
+                                 _bytes_before(detail_lengths, detailed, skip_rows, skip_starts)),
     )
 
 
-def _term_streams(document_values, detail_values, counts, detail_counts) -> np.ndarray:
+def _skip_rows(first_entries: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries starting a block of the terms of more than one block, and the term of each."""
+    terms = np.flatnonzero(counts > BLOCK_ENTRIES)
+    blocks = -(-counts[terms] // BLOCK_ENTRIES)
+    skip_terms = np.repeat(terms, blocks)
+    block_numbers = np.arange(int(blocks.sum())) - np.repeat(run_offsets(blocks), blocks)
+    return first_entries[skip_terms] + block_numbers * BLOCK_ENTRIES, skip_terms
+
+
+def _bytes_before(lengths: np.ndarray, owners: np.ndarray, rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per row, the bytes of the values (value i: lengths[i] bytes, of entry owners[i], ascending) of the
+    entries from `starts` up to the row, excluded."""
+    before = np.append(0, np.cumsum(lengths))
+    return before[np.searchsorted(owners, rows)] - before[np.searchsorted(owners, starts)]
+
+
+def _term_streams(document_values, document_lengths, detail_values, detail_lengths, counts, detail_counts):
     """Varints term after term: the term's document values, then its detail values."""
-    values = np.empty(document_values.size + detail_values.size, dtype=np.uint64)
+    size = document_values.size + detail_values.size
     # A document value moves past the details of the terms before it; a detail past the entries of its
     # own term and of those before it.
-    values[np.arange(document_values.size) + np.repeat(np.cumsum(detail_counts) - detail_counts, counts)] = \
-        document_values
-    values[np.arange(detail_values.size) + np.repeat(np.cumsum(counts), detail_counts)] = detail_values
-    return varint.encode(values)
+    document_places = np.arange(document_values.size) + np.repeat(np.cumsum(detail_counts) - detail_counts, counts)
+    detail_places = np.arange(detail_values.size) + np.repeat(np.cumsum(counts), detail_counts)
+    values = np.empty(size, dtype=np.uint64)
+    values[document_places] = document_values
+    values[detail_places] = detail_values
+    lengths = np.empty(size, dtype=np.int64)
+    lengths[document_places] = document_lengths
+    lengths[detail_places] = detail_lengths
+    return varint.encode(values, lengths)
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:
@@ -130,12 +153,6 @@ def _sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     if starts.size == 0:
         return np.zeros(0, dtype=np.int64)
     return np.add.reduceat(np.asarray(values, dtype=np.int64), starts)
-
-
-def _exclusive_cumsum_within(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """For each element, the sum of the elements before it in its run."""
-    running = np.cumsum(values) - values
-    return running - np.repeat(running[starts], counts) if starts.size else running
 
 
 def run_offsets(lengths: np.ndarray) -> np.ndarray:

@@ -18,31 +18,56 @@ import numpy as np
 
 from engine.errors import CorruptionError
 
-_SEPARATOR = " "
+SEPARATOR = " "
 _WIDTHS = {2: "H", 4: "I"}
 
 
 def encode(terms: list, positions: list) -> list:
-    joined = _SEPARATOR.join(terms)
-    if joined.count(_SEPARATOR) != max(len(terms) - 1, 0) or "" in terms or len(positions) != len(terms):
+    return [join_terms(terms, positions), positions_bytes(positions_array(positions), [len(positions)])[0]]
+
+
+def join_terms(terms: list, positions: list) -> str:
+    """The terms of a field as stored; ValueError when a term is empty or holds a space, or the positions
+    are not one per term."""
+    joined = SEPARATOR.join(terms)
+    if joined.count(SEPARATOR) != max(len(terms) - 1, 0) or "" in terms or len(positions) != len(terms):
         raise ValueError("index terms must be non-empty, hold no spaces and have one position each")
+    return joined
+
+
+def positions_array(positions: list) -> np.ndarray:
+    """int64 array of integer positions in [0, 2**32); ValueError otherwise."""
     try:
-        packed = array("H", positions)
+        values = np.array(positions)
     except OverflowError:
-        try:
-            packed = array("I", positions)
-        except OverflowError:
-            raise ValueError("token positions must lie in [0, 2**32)") from None
-    if sys.byteorder == "big":
-        packed.byteswap()
-    return [joined, packed.tobytes()]
+        values = None
+    if values is None or (values.size and (values.dtype.kind not in "iu" or values.min() < 0
+                                           or values.max() >= 1 << 32)):
+        raise ValueError("token positions must be integers in [0, 2**32)")
+    return values.astype(np.int64)
+
+
+def positions_bytes(positions: np.ndarray, run_lengths) -> list:
+    """The stored positions of many fields at once: field i holds the next run_lengths[i] positions (checked by
+    positions_array), as u16 when all of its positions are below 65,536, else as u32."""
+    run_lengths = np.asarray(run_lengths, dtype=np.int64)
+    ends = np.cumsum(run_lengths)
+    starts = ends - run_lengths
+    narrow = positions.astype("<u2").tobytes()  # the runs holding a wider position are redone below
+    found = [narrow[2 * start: 2 * end] for start, end in zip(starts.tolist(), ends.tolist())]
+    if positions.size and positions.max() >= 1 << 16:
+        nonempty = np.flatnonzero(run_lengths)
+        widest = np.maximum.reduceat(positions, starts[nonempty])
+        for run in nonempty[widest >= 1 << 16].tolist():
+            found[run] = positions[starts[run]:ends[run]].astype("<u4").tobytes()
+    return found
 
 
 def decode(stored, where: str) -> tuple[list, list]:
     """(terms, positions) of a stored field; CorruptionError naming `where` when the two do not match."""
     try:
         joined, data = stored
-        terms = joined.split(_SEPARATOR) if joined else []
+        terms = joined.split(SEPARATOR) if joined else []
         width = len(data) // len(terms) if terms else 2
         positions = array(_WIDTHS[width], data)
     except (TypeError, ValueError, KeyError):
@@ -62,7 +87,7 @@ def decode_all(stored_fields: list) -> tuple[list, np.ndarray, list]:
     joined, data, counts = [], [], []
     wide = False
     for terms, positions in stored_fields:
-        count = terms.count(_SEPARATOR) + 1 if terms else 0
+        count = terms.count(SEPARATOR) + 1 if terms else 0
         counts.append(count)
         if count:
             joined.append(terms)
@@ -71,7 +96,7 @@ def decode_all(stored_fields: list) -> tuple[list, np.ndarray, list]:
                 if len(positions) != 4 * count:
                     raise ValueError("stored tokens and positions differ in number")
                 wide = True
-    all_terms = _SEPARATOR.join(joined).split(_SEPARATOR) if joined else []
+    all_terms = SEPARATOR.join(joined).split(SEPARATOR) if joined else []
     if not wide:
         positions = np.frombuffer(b"".join(data), dtype="<u2")
     else:

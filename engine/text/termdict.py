@@ -18,9 +18,10 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from engine.codec import decode_varint, encode_varint
+from engine.codec import decode_varint
 from engine.errors import CorruptionError
-from engine.text.keys import shared_prefix
+from engine.text import varint
+from engine.text.frontcode import StringBuffer, gather_runs, shared_prefixes
 from engine.text.postings import narrow
 
 from engine.format import TEXT_TERMS_PER_BLOCK as TERMS_PER_BLOCK
@@ -28,32 +29,29 @@ from engine.format import TEXT_TERMS_PER_BLOCK as TERMS_PER_BLOCK
 
 def encode(sorted_terms: list) -> dict:
     """Columns for `sorted_terms` (str, strictly ascending)."""
-    blocks = bytearray()
-    block_offsets = [0]
-    first_terms = bytearray()
-    first_offsets = [0]
-    previous = b""
-    for ordinal, term in enumerate(sorted_terms):
-        data = term.encode("utf-8")
-        if ordinal % TERMS_PER_BLOCK == 0:
-            if ordinal:
-                block_offsets.append(len(blocks))
-            first_terms += data
-            first_offsets.append(len(first_terms))
-            shared = 0
-        else:
-            if data <= previous:
-                raise ValueError("terms must be unique and sorted")
-            shared = shared_prefix(previous, data)
-        blocks += encode_varint(shared) + encode_varint(len(data) - shared) + data[shared:]
-        previous = data
-    if sorted_terms:
-        block_offsets.append(len(blocks))
+    encoded = [term.encode("utf-8") for term in sorted_terms]
+    if any(previous >= term for previous, term in zip(encoded, encoded[1:])):
+        raise ValueError("terms must be unique and sorted")
+    strings = StringBuffer(encoded)
+    count = len(encoded)
+    shared = np.zeros(count, dtype=np.int64)
+    followers = np.flatnonzero(np.arange(count) % TERMS_PER_BLOCK)  # every term but the first of a block
+    shared[followers] = shared_prefixes(strings, followers - 1, followers)
+    suffix_lengths = strings.lengths - shared
+    numbers = np.column_stack([shared, suffix_lengths]).ravel()
+    number_lengths = varint.encoded_lengths(numbers)
+    header_lengths = number_lengths.reshape(-1, 2).sum(axis=1)
+    header_starts = strings.data.size + np.cumsum(header_lengths) - header_lengths
+    pool = np.concatenate([strings.data, varint.encode(numbers, number_lengths)])
+    blocks = gather_runs(pool, np.column_stack([header_starts, strings.starts + shared]).ravel(),
+                         np.column_stack([header_lengths, suffix_lengths]).ravel())
+    term_ends = np.cumsum(header_lengths + suffix_lengths)
+    firsts = np.arange(0, count, TERMS_PER_BLOCK)
     return {
-        "term_blocks": np.frombuffer(bytes(blocks), dtype=np.uint8),
-        "term_block_offsets": narrow(np.array(block_offsets, dtype=np.int64)),
-        "term_first": np.frombuffer(bytes(first_terms), dtype=np.uint8),
-        "term_first_offsets": narrow(np.array(first_offsets, dtype=np.int64)),
+        "term_blocks": blocks,
+        "term_block_offsets": narrow(np.append(0, term_ends[np.minimum(firsts + TERMS_PER_BLOCK, count) - 1])),
+        "term_first": gather_runs(strings.data, strings.starts[firsts], strings.lengths[firsts]),
+        "term_first_offsets": narrow(np.append(0, np.cumsum(strings.lengths[firsts]))),
     }
 
 

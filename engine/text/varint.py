@@ -12,7 +12,6 @@ import numpy as np
 from engine.errors import CorruptionError
 
 MAX_VARINT_BYTES = 10
-_SHIFTS = np.arange(0, 7 * MAX_VARINT_BYTES, 7, dtype=np.uint64)
 _SEVEN = np.uint64(7)
 
 
@@ -20,29 +19,36 @@ def encoded_lengths(values: np.ndarray) -> np.ndarray:
     """Bytes each value takes (1..10)."""
     values = np.asarray(values, dtype=np.uint64)
     lengths = np.ones(values.shape, dtype=np.int64)
-    top = int(values.max()) if values.size else 0
-    for shift in _SHIFTS[1:]:
-        if top >> int(shift) == 0:
-            break  # no value reaches this group: the remaining passes would add nothing
-        lengths += (values >> shift) != 0
+    longer = np.flatnonzero(values >= 0x80)
+    remaining = values[longer] >> _SEVEN
+    while longer.size:
+        # Each pass touches only the values still longer (a postings stream is mostly 1-byte values).
+        lengths[longer] += 1
+        still = remaining >= 0x80
+        longer, remaining = longer[still], remaining[still] >> _SEVEN
     return lengths
 
 
-def encode(values) -> np.ndarray:
-    """uint8 array holding every value as LEB128, in order."""
+def encode(values, lengths: np.ndarray | None = None) -> np.ndarray:
+    """uint8 array holding every value as LEB128, in order; `lengths`: their encoded_lengths, when known."""
     values = np.asarray(values, dtype=np.uint64).ravel()
     if values.size == 0:
         return np.zeros(0, dtype=np.uint8)
-    if int(values.max()) < 0x80:
+    continued = values >= 0x80
+    if not continued.any():
         return values.astype(np.uint8)
-    lengths = encoded_lengths(values)
-    starts = np.cumsum(lengths) - lengths
-    out = np.empty(int(lengths.sum()), dtype=np.uint8)
-    for index in range(int(lengths.max())):
-        chosen = lengths > index
-        group = (values[chosen] >> _SHIFTS[index]) & np.uint64(0x7F)
-        more = (lengths[chosen] > index + 1).astype(np.uint64) << np.uint64(7)
-        out[starts[chosen] + index] = (group | more).astype(np.uint8)
+    if lengths is None:
+        lengths = encoded_lengths(values)
+    places = np.cumsum(lengths) - lengths
+    out = np.empty(int(places[-1] + lengths[-1]), dtype=np.uint8)
+    out[places] = (values & np.uint64(0x7F)).astype(np.uint8) | (continued.view(np.uint8) << 7)
+    longer = np.flatnonzero(continued)
+    remaining, places = values[longer] >> _SEVEN, places[longer] + 1
+    while longer.size:
+        continued = remaining >= 0x80
+        out[places] = (remaining & np.uint64(0x7F)).astype(np.uint8) | (continued.view(np.uint8) << 7)
+        longer = np.flatnonzero(continued)
+        remaining, places = remaining[longer] >> _SEVEN, places[longer] + 1
     return out
 
 
