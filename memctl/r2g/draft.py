@@ -12,6 +12,10 @@ from itertools import groupby
 from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
 from engine.graph.api import edge_key
 from memctl.r2g.merge import merge
+from memctl.r2g.recent import Recent
+
+# Nodes that later turns mention again (Facts rarely: only the same event on the same day).
+REMEMBERED_TYPES = frozenset({"Entity", "Concept", "Preference"})
 
 
 class Rewritten:
@@ -26,15 +30,17 @@ class GraphDraft:
     """run_nodes: the keys of the nodes the run has written so far, when the graph was empty as it began (None
     otherwise): a key not among them needs no lookup to be known absent. owned: the props and properties the
     caller hands over are made for the draft and never changed afterwards (no tuples either), so the store
-    keeps them as they are (Store.commit's owned)."""
+    keeps them as they are (Store.commit's owned). recent: the node records of the run's earlier batches kept at
+    hand (a Recent of key → {id, created_at, props}); the commit adds the merged types' nodes it writes."""
 
     def __init__(self, graph, index, rewritten: Rewritten | None = None, run_nodes: set | None = None,
-                 owned: bool = False):
+                 owned: bool = False, recent: Recent | None = None):
         self.graph = graph
         self.index = index
         self.rewritten = rewritten
         self.run_nodes = run_nodes
         self.owned = owned
+        self.recent = recent
         self.nodes: dict = {}  # key → [node type, [stored props and/or mentions, merged on use]]
         self.edges: dict = {}  # key → {source, type, target, weight, confidence, ts, properties}
         self.removed_edges: set = set()
@@ -83,7 +89,9 @@ class GraphDraft:
     def stored_props(self, key: str) -> dict | None:
         if self.run_nodes is not None and key not in self.run_nodes:
             return None
-        record = self.graph.store.get(GRAPH_NODE_TABLE, key)
+        record = self.recent.get(key) if self.recent is not None else None
+        if record is None:
+            record = self.graph.store.get(GRAPH_NODE_TABLE, key)
         if record is None or record.get("deleted"):
             return None
         self.stored[key] = record
@@ -121,7 +129,8 @@ class GraphDraft:
     # --- writing -------------------------------------------------------------------------------------
 
     def commit(self) -> None:
-        with self.graph.batch(_KnownRecords(self), owned=self.owned) as writer:
+        known = _KnownRecords(self)
+        with self.graph.batch(known, owned=self.owned) as writer:
             for new, run in groupby(self.nodes.items(), key=lambda item: item[0] in self.created):
                 rows = [(key, node_type, self.merged(key), None) for key, (node_type, _) in run]
                 if not (new and writer.add_new_nodes(rows)):
@@ -131,8 +140,7 @@ class GraphDraft:
                 if writer.edge(key) is not None:
                     writer.delete_edge(key, purge=True)
             # Runs in the draft's order, so ids are allocated as one by one would.
-            known = writer.memo.nodes
-            for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known, item[1])):
+            for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known.nodes, item[1])):
                 self._write_edges(writer, new, list(run))
             if self.documents:
                 self.index.add_many(list(self.documents.values()), batch=writer.batch)
@@ -146,6 +154,16 @@ class GraphDraft:
             self.rewritten.edges.update(self.edges)
         if self.run_nodes is not None:
             self.run_nodes.update(self.nodes)
+        if self.recent is not None:
+            self._remember(known.nodes)
+
+    def _remember(self, written: dict) -> None:
+        """Keep the merged types' nodes of this batch at hand, as a store read would give them back (the store
+        keeps owned props as they are)."""
+        for key, (node_type, _) in self.nodes.items():
+            if node_type in REMEMBERED_TYPES:
+                node_id, created_at = written[key]
+                self.recent.put(key, {"id": node_id, "created_at": created_at, "props": self.merged(key)})
 
     def _new_between(self, known_nodes: dict, spec: dict) -> bool:
         return self.fresh(spec) and spec["source"] in known_nodes and spec["target"] in known_nodes

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import bisect
 from datetime import date
+from itertools import islice
+from operator import itemgetter
 
 from memctl.r2g.linking import EventSignature, same_event
+from memctl.r2g.recent import Recent
 
 EVENT_TABLE = "r2g.event"
 MAX_ENTRIES = 64
+KEYS_REMEMBERED = 8192
 
 
 class EventIndex:
@@ -23,6 +27,9 @@ class EventIndex:
         self.store = store
         self.tolerance_days = tolerance_days
         self.pending: dict = {}  # index key → entries, written with the batch
+        # Entries written by earlier batches of this run: a busy key (the speaker's everyday verbs) is read
+        # again in most batches, and a store read probes one segment per flushed batch.
+        self.recent = Recent(KEYS_REMEMBERED)
         # The keys written since this index was made, when the table was empty then: no lookup for the others.
         self.written: set | None = set() if next(store.scan(EVENT_TABLE), None) is None else None
 
@@ -33,17 +40,18 @@ class EventIndex:
         matches = []
         entry = [fact_key, event.first_day.toordinal(), event.last_day.toordinal(), sorted(event.patients),
                  sorted(event.agents)]
+        first, last = entry[1], entry[2]
         for agent in sorted(event.agents) or [""]:
             index_key = f"{event.predicate}\x1f{int(event.negation)}\x1f{agent}"
             entries = self._entries(index_key)
-            first, last = entry[1], entry[2]
-            for other in entries:
-                # Days first: most entries under a busy agent are other days, and ints compare cheaply.
-                if max(first - other[2], other[1] - last, 0) > self.tolerance_days or other[0] == fact_key:
+            # Entries are ordered by their last day: those ending too early for the window are a prefix.
+            for other in islice(entries, bisect.bisect_left(entries, first - self.tolerance_days, key=_last_day),
+                                None):
+                if other[1] - last > self.tolerance_days or other[0] == fact_key:
                     continue
                 if other[0] not in matches and same_event(event, _signature(event, other), self.tolerance_days):
                     matches.append(other[0])
-            if all(other[0] != fact_key for other in entries):
+            if fact_key not in map(itemgetter(0), entries):
                 entries = list(entries)
                 bisect.insort(entries, entry, key=_latest)
                 del entries[:-MAX_ENTRIES]
@@ -55,12 +63,15 @@ class EventIndex:
             return self.pending[index_key]
         if self.written is not None and index_key not in self.written:
             return []
-        return list(self.store.get(EVENT_TABLE, index_key) or ())
+        entries = self.recent.get(index_key)
+        return list(self.store.get(EVENT_TABLE, index_key) or ()) if entries is None else entries
 
     def flush(self, draft) -> None:
-        """Hand the changed entries to the batch being committed."""
+        """Hand the changed entries to the batch being committed (and keep them at hand: lists are replaced,
+        never changed in place)."""
         for index_key, entries in self.pending.items():
             draft.record(EVENT_TABLE, index_key, entries)
+            self.recent.put(index_key, entries)
         if self.written is not None:
             self.written.update(self.pending)
         self.pending = {}
@@ -68,6 +79,10 @@ class EventIndex:
 
 def _latest(entry: list) -> tuple:
     return entry[2], entry[0]
+
+
+def _last_day(entry: list) -> int:
+    return entry[2]
 
 
 def _signature(event: EventSignature, entry: list) -> EventSignature:

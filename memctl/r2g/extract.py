@@ -20,12 +20,12 @@ from memctl.model import normalize_text
 from memctl.r2g.lang import detect_language
 from memctl.r2g.lexicon import chinese_words, english_words, gazetteer, lexicon_cache, load_yaml, sentiment_lexicon
 from memctl.r2g.preferences import PreferenceHit, find_preferences, is_instruction
+from memctl.r2g.recent import Recent
 from memctl.r2g.sentences import Sentence, split_sentences
 from memctl.r2g.structures import Analysis, Mention, RawFact
 from memctl.r2g.timenorm import TimeExpr, find_times
 
 MAX_KEYWORDS = 16
-MEMO_LIMIT = 50_000  # remembered extractions (see extract): a few tens of MB at most
 
 
 @dataclass(slots=True)
@@ -118,13 +118,13 @@ class Extraction:
 
 
 def extract(sentence: str, lang: str | None = None, ref_time=None, speaker: str | None = None,
-            memo: dict | None = None) -> Extraction:
+            memo: Recent | None = None) -> Extraction:
     """Analyse one sentence. `ref_time` (datetime, date or ISO string) resolves relative times; `speaker`, when
     given, is the Person that first-person pronouns (I, me, 我) refer to.
 
-    `memo` (a dict the caller keeps) remembers the extractions of sentences without a time expression: those
-    depend on the sentence, its language and the speaker only, and chat repeats them (12% of LoCoMo's
-    sentences, 26% of MemDaily's). A remembered Extraction is shared: callers must not modify it."""
+    `memo` (a memctl.r2g.recent.Recent the caller keeps) remembers the extractions of sentences without a time
+    expression: those depend on the sentence, its language and the speaker only, and chat repeats them (12% of
+    LoCoMo's sentences, 26% of MemDaily's). A remembered Extraction is shared: callers must not modify it."""
     lang = lang or detect_language(sentence)
     times = find_times(sentence, ref_time, lang)
     if memo is None or times:
@@ -132,9 +132,8 @@ def extract(sentence: str, lang: str | None = None, ref_time=None, speaker: str 
     key = (sentence, lang, speaker)
     found = memo.get(key)
     if found is None:
-        if len(memo) >= MEMO_LIMIT:
-            memo.clear()
-        found = memo[key] = _extract(sentence, lang, times, speaker)
+        found = _extract(sentence, lang, times, speaker)
+        memo.put(key, found)
     return found
 
 
@@ -398,7 +397,7 @@ class TurnAnalysis:
 
 
 def analyze_turn(text: str, ref_time=None, lang: str | None = None, speaker: str | None = None,
-                 memo: dict | None = None) -> TurnAnalysis:
+                 memo: Recent | None = None) -> TurnAnalysis:
     """Split a turn into sentences and extract each (`memo`: see extract); sentence spans index into `text`."""
     lang = lang or detect_language(text)
     sentences = [(sentence, extract(sentence.text, detect_language(sentence.text), ref_time, speaker, memo))
