@@ -21,16 +21,19 @@ def ingest_paths(store, paths=(), texts=(), format: str = "auto", errors: str = 
     "store" (chunks). Returns {chunks_new, chunks_duplicate, bytes_in, bytes_stored (compressed blob and turn
     row bytes written), conversations, turns}.
     """
+    from engine.store import paused_gc
+
     if config is None:
         from memctl import config as config_module
 
         config = config_module.load()
     size_limit = config.get("ingest.max_file_bytes")
-    sources = collect(paths, texts, size_limit=size_limit, stdin=stdin)
-    prepared = prepare(sources, format, errors, size_limit, config.get("ingest.chunk_min_tokens"),
-                       config.get("ingest.chunk_max_tokens"), progress)
-    with _opened(store) as opened:
-        return write(opened, prepared, config.get("ingest.max_blob_bytes"), progress)
+    with paused_gc():  # see memctl.ingest.pipeline
+        sources = collect(paths, texts, size_limit=size_limit, stdin=stdin)
+        prepared = prepare(sources, format, errors, size_limit, config.get("ingest.chunk_min_tokens"),
+                           config.get("ingest.chunk_max_tokens"), progress)
+        with _opened(store) as opened:
+            return write(opened, prepared, config.get("ingest.max_blob_bytes"), progress)
 
 
 def _opened(store):

@@ -1,24 +1,32 @@
 """`memctl ingest` against SQLite (stdlib sqlite3, journal_mode=WAL, synchronous=FULL) storing the same turns.
 
-Inputs: (1) /work/shared/locomo/locomo-dev.json; (2) a generated mixed Chinese/English transcript corpus
-(deterministic by --seed: several conversations, one `Speaker: text` file each, sessions with timestamps;
-sentences from word/character chains trained on the LoCoMo and MemDaily dev texts, code-switched).
+Inputs: (1) /work/shared/locomo/locomo-dev.json (English, 5 long conversations); (2) zh-memdaily-dev.json beside
+it (real Chinese: 591 short conversations, so 591 small chunks); (3) a generated mixed Chinese/English transcript
+corpus (deterministic by --seed: several conversations, one `Speaker: text` file each, sessions with
+timestamps; sentences from word/character chains trained on the LoCoMo and MemDaily dev texts, code-switched).
 
 Contenders, each repeated (default 3 times, medians reported, interleaved) into fresh directories holding an
 existing, empty store and database, each timed as a whole command runs, from reading the input to closing:
   memctl, in-process        Store.open + memctl.ingest.api.ingest_paths + close (the code `memctl ingest` runs)
   memctl, cold subprocess   `memctl ingest --raw PATH --quiet` in a new process (interpreter start included)
-  SQLite, in-process        the same parser (memctl's, so both store the same turns), then one transaction
+  SQLite, in-process        the same parser (memctl's, so both store the same turns; with Python's cyclic
+                            garbage collector paused as memctl's ingest pauses it), then one transaction
                             inserting rows (conv_id, speaker, ts, source_id, text), commit, close
 and, without parsing, the storing step alone: memctl's chunked write (pipeline.write: compress, blobs, one
 syncfs, one WAL commit) against SQLite's transaction of the same parsed turns. In-process contenders run in a
 fresh interpreter each (`--child`), warmed up by one tiny ingest and insert, timed from the call to its return.
 
 Sizes: blob bytes + raw record bytes (raw.chunk and raw.turns as a records segment stores them: key, value,
-29 bytes of row index), against the input file bytes and against the turns' text bytes (UTF-8).
+29 bytes of row index), against the input file bytes and against the turns' text bytes (UTF-8); and what each
+zstd level makes of the same chunks.
+
+Scratch directories go under --dir (default $BENCH_DIR, else the system's temporary directory); the report
+states what creating one file with its directory costs the kernel there, since memctl creates one blob file
+(and up to 256 hash directories a day) per chunk and SQLite none.
 
     python tools/bench/ingest_bench.py                       # full run, writes tools/bench/RESULTS.md
     python tools/bench/ingest_bench.py --mb 4 --runs 3 --no-results
+    python tools/bench/ingest_bench.py --dir /mnt/scratch       # scratch on another filesystem
 """
 
 from __future__ import annotations
@@ -46,7 +54,8 @@ from common import interleaved, table, write_section  # noqa: E402
 from engine import fs  # noqa: E402
 from engine.codec import pack  # noqa: E402
 from engine.format import RAW_CHUNK_TABLE, RAW_DIR, RAW_TURNS_TABLE  # noqa: E402
-from engine.store import Store  # noqa: E402
+from engine.format import RAW_ZSTD_LEVEL  # noqa: E402
+from engine.store import Store, paused_gc  # noqa: E402
 from memctl.ingest.api import ingest_paths  # noqa: E402
 from memctl.ingest.decode import decode  # noqa: E402
 from memctl.ingest.detect import parse_document  # noqa: E402
@@ -59,6 +68,8 @@ MEMDAILY_DEV = "/work/shared/locomo/zh-memdaily-dev.json"
 MEMCTL = os.path.join(os.path.dirname(sys.executable), "memctl")
 TARGET_THROUGHPUT_RATIO = 0.8
 TARGET_SIZE_RATIO = 0.6
+ZSTD_LEVELS = (1, 3, 9, 19)
+CALIBRATION_FILES = 200
 RECORD_ROW_INDEX_BYTES = 29  # records segment per row: hash u64, hash_row u32, key and value offsets u64, flags u8
 SQLITE_SCHEMA = "CREATE TABLE turn (conv_id TEXT, speaker TEXT, ts TEXT, source_id TEXT, text TEXT)"
 
@@ -173,11 +184,13 @@ def memctl_subprocess(paths: list[str], directory: str) -> None:
 
 def parsed_rows(paths: list[str]) -> list[tuple]:
     rows = []
-    for path in expand_all(paths):
-        with open(path, "rb") as handle:
-            text = decode(handle.read(), path)
-        for conversation in parse_document(text, path)[1]:
-            rows += [(turn.conv_id, turn.speaker, turn.ts, turn.source_id, turn.text) for turn in conversation.turns]
+    with paused_gc():  # as memctl's ingest parses: the comparison is about storing
+        for path in expand_all(paths):
+            with open(path, "rb") as handle:
+                text = decode(handle.read(), path)
+            for conversation in parse_document(text, path)[1]:
+                rows += [(turn.conv_id, turn.speaker, turn.ts, turn.source_id, turn.text)
+                         for turn in conversation.turns]
     return rows
 
 
@@ -313,7 +326,9 @@ class Bench:
         input_bytes = sum(os.path.getsize(path) for path in expand_all(paths))
         rows = parsed_rows(paths)
         turns, text_bytes = len(rows), sum(len(row[4].encode()) for row in rows)
-        chunks = len(prepare(expand_all(paths)).chunks)
+        chunks = prepare(expand_all(paths)).chunks
+        levels = zstd_levels(chunks, text_bytes)
+        chunks = len(chunks)
         sizes = self.sizes(paths, rows)
         del rows
         syncs = self.sync_calls(paths)
@@ -325,7 +340,7 @@ class Bench:
         return {"label": label, "input_bytes": input_bytes, "text_bytes": text_bytes, "turns": turns,
                 "chunks": chunks, "timings": timings, "cpu": {name: statistics.median(values)
                                                               for name, values in self.cpu.items()},
-                "sizes": sizes, "syncs": syncs}
+                "sizes": sizes, "syncs": syncs, "levels": levels}
 
     def sizes(self, paths: list[str], rows: list[tuple]) -> dict:
         directory = self.fresh()
@@ -385,6 +400,64 @@ def _tree_bytes(directory: str) -> int:
     return sum(os.path.getsize(os.path.join(folder, name)) for folder, _, names in os.walk(directory) for name in names)
 
 
+def zstd_levels(chunks: list, text_bytes: int) -> dict:
+    """{level: bytes of the chunks compressed one by one at that level / the turns' text bytes}."""
+    import zstandard
+
+    ratios = {}
+    for level in ZSTD_LEVELS:
+        compressor = zstandard.ZstdCompressor(level=level)
+        ratios[level] = sum(len(compressor.compress(chunk.data)) for chunk in chunks) / text_bytes
+    return ratios
+
+
+# --- the scratch filesystem -------------------------------------------------------------------------------------
+
+
+def file_creation_cost(root: str) -> float:
+    """Median kernel microseconds of one mkdir plus one file creation (with 4 KB written) in `root`, the pattern of
+    a new blob in a new hash directory. Nothing is deleted: ext4 without a journal rescans recently freed inodes
+    at every allocation, so deleting here would slow the runs that follow."""
+    directory = os.path.join(root, "calibration")
+    os.makedirs(directory)
+    data = bytes(4096)
+    costs = []
+    for number in range(CALIBRATION_FILES):
+        started = _kernel_seconds()
+        folder = os.path.join(directory, f"{number:03d}")
+        os.mkdir(folder)
+        with open(os.path.join(folder, "blob"), "xb") as handle:
+            handle.write(data)
+        costs.append(_kernel_seconds() - started)
+    return statistics.median(costs) * 1e6
+
+
+def _kernel_seconds() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
+def filesystem_of(path: str) -> str:
+    """The type of the filesystem holding `path` (from /proc/self/mountinfo), with "without a journal" for an
+    ext4 that has no jbd2 journal; "unknown" where that cannot be read."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+            mounts = [line.split() for line in handle]
+    except OSError:
+        return "unknown"
+    path = os.path.realpath(path)
+    best = max((fields for fields in mounts if path == fields[4] or path.startswith(fields[4].rstrip("/") + "/")),
+               key=lambda fields: len(fields[4]), default=None)
+    if best is None:
+        return "unknown"
+    separator = best.index("-")
+    kind, device = best[separator + 1], best[separator + 2]
+    if kind == "ext4" and os.path.isdir("/proc/fs/jbd2"):
+        journals = os.listdir("/proc/fs/jbd2")
+        if not any(name.rsplit("-", 1)[0] == os.path.basename(device) for name in journals):
+            return "ext4 without a journal"
+    return kind
+
+
 # --- report ---------------------------------------------------------------------------------------------------
 
 
@@ -425,19 +498,31 @@ def _size_rows(result: dict) -> list[list]:
              f"{sizes['store_total']:,}", f"{sizes['sqlite']:,} ({sizes['sqlite'] / result['text_bytes']:.2f})"]]
 
 
-def report(results: list[dict], runs: int, creation: tuple[float, float]) -> str:
+def _level_rows(result: dict) -> list[list]:
+    return [[result["label"]] + [f"{result['levels'][level]:.3f}" for level in ZSTD_LEVELS]]
+
+
+def report(results: list[dict], runs: int, creation: tuple[float, float], scratch: dict) -> str:
     throughput = table(["input", "contender", "wall median (min-max)", "MB/s", "turns/s", "CPU median",
                         "vs SQLite (wall)", "vs SQLite (CPU)", ">= 0.8x (wall)"],
                        [row for result in results for row in _throughput_rows(result)])
     sizes = table(["input", "input bytes", "text bytes", "blobs", "raw.turns records", "raw.chunk records",
                    "stored", "stored/input <= 0.6", "stored/text <= 0.6", "store dir, compacted",
                    "SQLite db (/text)"], [row for result in results for row in _size_rows(result)])
+    levels = table(["input: blobs / text bytes at zstd level"] + [
+                       f"{level}{' (used)' if level == RAW_ZSTD_LEVEL else ''}" for level in ZSTD_LEVELS],
+                   [row for result in results for row in _level_rows(result)])
     notes = [f"- Medians of {runs} interleaved runs, each into a fresh, existing and empty store / database "
              "(creating one is not timed: {:.0f} ms for a memctl store, {:.0f} ms for the SQLite file with its table); "
              "MB/s = input file bytes per second (10^6 bytes); vs SQLite = SQLite's time / memctl's time (above 1: "
              "memctl is faster). CPU = user + system seconds of the timed call, every thread of the child (the whole "
              "child process for the cold subprocess): steadier than wall time on a shared machine, but blind to "
-             "waiting for syncfs / fdatasync.".format(creation[0] * 1000, creation[1] * 1000)]
+             "waiting for syncfs / fdatasync.".format(creation[0] * 1000, creation[1] * 1000),
+             f"- Scratch directory on {scratch['filesystem']}: creating a directory and a 4 KB file in it (what a new "
+             f"blob in a new hash directory costs) took {scratch['creation_us']:.0f} µs of kernel time (median of "
+             f"{CALIBRATION_FILES}). memctl pays that for every chunk, SQLite for none; on an ext4 without a journal "
+             "the kernel rescans every inode freed in the last minutes at each allocation (recently_deleted(), seen "
+             "with perf), so this cost grows with what other programs deleted there lately."]
     for result in results:
         syncs = result["syncs"]
         notes.append(f"- {result['label']}: {result['turns']:,} turns in {result['chunks']:,} chunks; one ingest into "
@@ -457,7 +542,7 @@ def report(results: list[dict], runs: int, creation: tuple[float, float]) -> str
                  "It is left unchanged, so its figures compare with earlier runs; its blobs alone are about 0.6 of "
                  "its text, so stored/text <= 0.6 is out of reach for it at 1-2k-token chunks whatever the records "
                  "cost.")
-    return "\n\n".join([throughput, sizes, "\n".join(notes)])
+    return "\n\n".join([throughput, sizes, levels, "\n".join(notes)])
 
 
 def main() -> None:
@@ -470,14 +555,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="repetitions per contender (medians reported)")
     parser.add_argument("--no-results", action="store_true", help="print only; leave RESULTS.md alone")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    parser.add_argument("--dir", default=os.environ.get("BENCH_DIR"),
+                        help="where the scratch directory goes (default $BENCH_DIR, else the system's temp directory)")
     arguments = parser.parse_args()
-    root = tempfile.mkdtemp(prefix="ingest-bench-", dir=os.environ.get("BENCH_DIR"))
+    root = tempfile.mkdtemp(prefix="ingest-bench-", dir=arguments.dir)
     try:
         bench = Bench(root, arguments.runs)
+        scratch = {"filesystem": filesystem_of(root), "creation_us": file_creation_cost(root)}
         corpus = generate_corpus(os.path.join(root, "corpus"), int(arguments.mb * 1e6), arguments.seed)
         results = [bench.dataset("LoCoMo dev", [LOCOMO_DEV]),
+                   bench.dataset("MemDaily dev (zh)", [MEMDAILY_DEV]),
                    bench.dataset(f"generated zh/en, {arguments.mb:g} MB, seed {arguments.seed}", corpus)]
-        text = report(results, arguments.runs, bench.creation_seconds())
+        text = report(results, arguments.runs, bench.creation_seconds(), scratch)
         print(text)
         if not arguments.no_results:
             write_section("ingest_bench", text)
