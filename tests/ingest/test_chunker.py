@@ -4,10 +4,8 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from memctl.ingest import chunker
 from memctl.ingest.chunker import (
-    CJK_CLASS, MAX_TOKENS, MIN_TOKENS, chunk_all, chunk_conversation, estimate_tokens, guess_language, text_counts,
-    turn_counts)
+    CJK_CLASS, MAX_TOKENS, MIN_TOKENS, chunk_all, chunk_conversation, estimate_tokens, guess_language, text_counts)
 from memctl.ingest.model import Conversation, Turn
 
 
@@ -127,18 +125,3 @@ TEXT_PIECES = ["蓝牙", "。", "ｂ", "한", "\U00020001", "\u3000", "\u2003", 
 @given(st.lists(st.sampled_from(TEXT_PIECES), max_size=12).map("".join))
 def test_token_counts_match_their_definition(text):
     assert text_counts(text) == reference_counts(text)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(turn_text, st.lists(st.sampled_from(TEXT_PIECES), max_size=12).map("".join)), max_size=30))
-def test_counting_many_texts_at_once_matches_one_by_one(texts):
-    expected = [(*text_counts(text), len(text.encode("utf-8"))) for text in texts]
-    assert list(zip(*turn_counts(texts))) == expected
-
-
-def test_counting_in_slabs_gives_the_same_counts(monkeypatch):
-    texts = ["Win11 蓝牙", "", "  lead", "tail  ", "😀x", "ab" * 5, "中文 words"] * 7
-    expected = turn_counts(texts)
-    monkeypatch.setattr(chunker, "COUNT_SLAB_CHARACTERS", 9)  # a slab ends inside most texts' neighbourhood
-    assert turn_counts(texts) == expected
-    assert [len(slab) for slab in chunker._slabs(["a" * 20, "b", "c" * 8, "d"])] == [1, 2, 1]
