@@ -8,7 +8,7 @@ FORMAT_VERSION when any byte on disk changes meaning.
 from __future__ import annotations
 
 # A store whose files carry a higher version is refused (UnsupportedVersion), never misread.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # Stores written before this version hold raw.turns records in the old row layout: their MANIFEST is refused
 # with a message saying to re-create the store. Version-1 WAL files and segments are still read.
 OLDEST_STORE_FORMAT_VERSION = 2
@@ -112,7 +112,7 @@ TEXT_SEGMENT_KIND = "text.postings"
 TEXT_SEGMENT_VERSION = 1  # meta["version"] of a text.postings segment
 TEXT_BLOCK_ENTRIES = 128  # postings entries per skip block
 TEXT_TERMS_PER_BLOCK = 32  # terms per front-coded term dictionary block
-TEXT_DOCUMENT_TABLE = "text.doc"  # records: external key -> document (docno, fields, tokens, type, ts, tags)
+TEXT_DOCUMENT_TABLE = "text.doc"  # records: external key -> document (MANIFEST.spec, section 4a)
 TEXT_DEAD_TABLE = "text.dead"  # records: docno (16 hex digits) -> 1, a document number deleted or replaced
 TEXT_DOCNO_COUNTER = "text.docno"
 TEXT_META_TABLE = "text.meta"  # records: "tokenizer" -> the analysis signature of the indexed documents

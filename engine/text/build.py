@@ -87,7 +87,7 @@ class _DocumentTable:
     keys: list
     types: list
     timestamps: np.ndarray
-    tags: list
+    tags: list  # per document, a sequence of tag names
     lengths: np.ndarray  # int[documents, fields]
 
 
@@ -141,17 +141,26 @@ def _from_sources(sources: Sources) -> tuple:
         placement[piece_documents[chosen]] = local[chosen]
         placements.append(placement)
     entries, lengths, field_names = _tokens_to_entries(token_pieces, placements, order.size)
-    ordered = order.tolist()
+    in_order = _in_order(order)
+    timestamps = sources.timestamps if sources.timestamps.count(None) < len(sources.timestamps) else ()
     table = _DocumentTable(
         docnos=docnos,
-        keys=[sources.keys[index] for index in ordered],
-        types=[sources.types[index] for index in ordered],
-        timestamps=np.array([np.nan if sources.timestamps[index] is None else float(sources.timestamps[index])
-                             for index in ordered], dtype=np.float64),
-        tags=[tuple(sources.tags[index]) for index in ordered],
+        keys=in_order(sources.keys),
+        types=in_order(sources.types),
+        timestamps=np.array([np.nan if timestamp is None else float(timestamp) for timestamp in in_order(timestamps)],
+                            dtype=np.float64) if timestamps else np.full(order.size, np.nan),
+        tags=in_order(sources.tags),
         lengths=lengths,
     )
     return entries, table, field_names
+
+
+def _in_order(order: np.ndarray):
+    """A function giving a list's items in `order` (the list itself when that changes nothing)."""
+    if not order.size or (np.diff(order) == 1).all():
+        return lambda items: items
+    ordered = order.tolist()
+    return lambda items: [items[index] for index in ordered]
 
 
 def merge(segments: list, deleted=(), signature: dict | None = None) -> tuple[dict, dict]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from itertools import chain
 
+import numpy as np
+
 from engine.errors import InputError
 from engine.format import OP_DELETE, OP_PUT, TEXT_DEAD_TABLE, TEXT_DOCNO_COUNTER, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE
 from engine.codec import pack, unpack
@@ -67,7 +69,7 @@ class TextIndex:
             active.put_many(TEXT_DEAD_TABLE, retired, [1] * len(retired))
             active.put_many(TEXT_DOCUMENT_TABLE, keys, records)
             # Before the commit: a commit may flush, and the flush takes the piece.
-            pieces.pending_of(self.store).add(piece, docnos, [record["tokens"] for record in records])
+            pieces.pending_of(self.store).add(piece, first, records)
         return list(docnos)
 
     def _retired(self, keys: list, docnos, pending: dict) -> list:
@@ -134,7 +136,8 @@ class _Analysis:
         self.index_tokens = tokenizer.index_tokens
         self.store_text = store_text
         self.vocabulary = vocabulary
-        self.runs: list = []  # per field of every document: (terms, positions, document, field name, stored)
+        self.runs: list = []  # per field of every document: (terms, positions, document, field name,
+        #                        the record's positions map)
         self.prepared: list = []  # (key, record) per document
 
     def add(self, documents) -> None:
@@ -158,19 +161,21 @@ class _Analysis:
             kind = document.get("type")
             tags = document.get("tags")
             tokens: dict = {}
-            record = {"tokens": tokens, "type": None if kind is None else _checked_type(kind, index),
-                      "ts": None if timestamp is None else _checked_timestamp(timestamp, index),
-                      "tags": _checked_tags(tags, index) if tags else []}
+            stored_positions: dict = {}  # filled by finish()
+            record = {"tokens": tokens, "positions": stored_positions,
+                      "type": None if kind is None else _checked_type(kind, index),
+                      "ts": None if timestamp is None else _checked_timestamp(timestamp, index)}
+            if tags:
+                record["tags"] = _checked_tags(tags, index)
             texts: dict = {}
             for name, text in fields.items():
                 if type(name) is not str or type(text) is not str or not name:
                     name, text = _checked_field(name, text, index)
                 terms, positions = index_tokens(text)
-                joined = separator.join(terms)
+                joined = tokens[name] = separator.join(terms)
                 if joined.count(separator) != len(terms) - 1 and terms or len(positions) != len(terms):
                     stored.join_terms(terms, positions)  # raises, saying what is wrong
-                stored_field = tokens[name] = [joined, None]
-                runs.append((terms, positions, index, name, stored_field))
+                runs.append((terms, positions, index, name, stored_positions))
                 texts[name] = text
             if store_text:
                 record["fields"] = texts
@@ -178,18 +183,17 @@ class _Analysis:
 
     def finish(self):
         """Fill in every field's stored positions; the piece of the analysed documents."""
-        runs = self.runs
-        terms = list(chain.from_iterable(run[0] for run in runs))
-        if "" in terms:
-            raise ValueError("index terms must be non-empty, hold no spaces and have one position each")
-        run_lengths = [len(run[0]) for run in runs]
-        positions = stored.positions_array(list(chain.from_iterable(run[1] for run in runs)))
-        for run, data in zip(runs, stored.positions_bytes(positions, run_lengths)):
-            run[4][1] = data
-        field_numbers: dict = {}
-        run_fields = [field_numbers.setdefault(run[3], len(field_numbers)) for run in runs]
-        return pieces.make_piece(self.vocabulary, terms, positions, run_lengths, [run[2] for run in runs], run_fields,
-                                 list(field_numbers), len(self.prepared))
+        if not self.runs:
+            return pieces.make_piece(self.vocabulary, [], np.zeros(0, np.int64), [], [], [], [], len(self.prepared))
+        term_lists, position_lists, documents, names, position_maps = zip(*self.runs)
+        run_lengths = list(map(len, term_lists))
+        positions = stored.positions_array(list(chain.from_iterable(position_lists)))
+        for position_map, name, data in zip(position_maps, names, stored.positions_bytes(positions, run_lengths)):
+            position_map[name] = data
+        field_names = list(dict.fromkeys(names))
+        run_fields = list(map(dict(zip(field_names, range(len(field_names)))).__getitem__, names))
+        return pieces.make_piece(self.vocabulary, chain.from_iterable(term_lists), positions, run_lengths, documents,
+                                 run_fields, field_names, len(self.prepared))
 
 
 def _bad_fields(index: int):

@@ -1,10 +1,10 @@
 """The `text` derived segment kind: postings segments built from the records of the `text.*` tables.
 
 Records (the source of truth, written by engine.text.index.TextIndex):
-    text.doc   external key → {"docno", "fields": {name: text}, "tokens": {name: [terms, positions]},
-                               "type", "ts", "tags"}; the tokens (encoded as engine.text.stored says) are
-                               stored so that neither a flush nor a reader's in-memory part needs the
-                               tokenizer (jieba) again
+    text.doc   external key → {"docno", "fields": {name: text}, "tokens": {name: terms},
+                               "positions": {name: positions}, "type", "ts", "tags"}; the tokens (encoded
+                               as engine.text.stored says) are stored so that neither a flush nor a
+                               reader's in-memory part needs the tokenizer (jieba) again
     text.dead  docno as 16 hex digits → 1: a document number that a delete or an update retired
     text.meta  "tokenizer" → the analysis signature of the documents (Tokenizer.signature())
 
@@ -24,7 +24,6 @@ import numpy as np
 from engine.errors import CorruptionError
 from engine.format import TEXT_DEAD_TABLE, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE, TEXT_SEGMENT_KIND
 from engine.records import TOMBSTONE
-from engine.text import pieces
 from engine.text.reader import TextSegment, verify
 
 SIGNATURE_KEY = "tokenizer"
@@ -56,6 +55,7 @@ class TextKind:
         return self._signature()
 
     def flush(self, changes: dict, new_segment) -> None:
+        from engine.text import pieces
         from engine.text.build import build_sources
 
         with collector_paused():
@@ -87,11 +87,14 @@ class TextKind:
         signature = self._snapshot_signature(segments)
         with collector_paused():
             dead = _dead_docnos(self.store.memtable(TEXT_DEAD_TABLE))
-            sources = _sources(self.store.memtable(TEXT_DOCUMENT_TABLE), dead, pieces.peek(self.store))
-            if sources.docnos:
+            rows = self.store.memtable(TEXT_DOCUMENT_TABLE)
+            if rows:  # else the cold path of a search imports nothing of the build
+                from engine.text import pieces
                 from engine.text.build import build_memory
 
-                parts.append(_guarded(build_memory, sources, (), signature))
+                sources = _sources(rows, dead, pieces.peek(self.store))
+                if sources.docnos:
+                    parts.append(_guarded(build_memory, sources, (), signature))
         return TextSnapshot(parts, sorted(dead), signature)
 
 
@@ -151,6 +154,7 @@ def _dead_docnos(rows: dict) -> set:
 def _sources(rows: dict, dead: set, pending):
     """The live documents of text.doc `rows`, their tokens from the writer's pieces (`pending`,
     engine.text.pieces.PendingTokens or None) where those hold them, else from the records."""
+    from engine.text import stored
     from engine.text.build import Sources
 
     sources = Sources([], [], [], [], [], [], [])
@@ -158,7 +162,7 @@ def _sources(rows: dict, dead: set, pending):
         return sources
     if pending is not None:
         sources.pieces = pending.pieces
-    find = pending.find if pending is not None else lambda docno, tokens: None
+    find = pending.find if pending is not None else lambda docno, record: None
     for key, value in rows.items():
         if value is TOMBSTONE:
             continue
@@ -166,21 +170,19 @@ def _sources(rows: dict, dead: set, pending):
             docno = value["docno"]
             if docno in dead:
                 continue
-            tokens = value["tokens"]
-            if not isinstance(tokens, dict):
-                raise TypeError
+            found = find(docno, value)
+            undecoded = stored.record_fields(value) if found is None else None
             sources.types.append(value.get("type"))
             sources.timestamps.append(value.get("ts"))
             sources.tags.append(value.get("tags") or ())
-        except (KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError, ValueError):
             raise CorruptionError(TEXT_DOCUMENT_TABLE, None, f"text document record {key!r} is malformed") from None
         sources.docnos.append(docno)
         sources.keys.append(key)
-        found = find(docno, tokens)
         if found is None:
             sources.piece_of.append(-1)
             sources.piece_documents.append(len(sources.undecoded))
-            sources.undecoded.append(tokens)
+            sources.undecoded.append(undecoded)
         else:
             sources.piece_of.append(found[0])
             sources.piece_documents.append(found[1])

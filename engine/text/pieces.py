@@ -15,8 +15,9 @@ the record as before: the records stay the source of truth, and the pieces a sho
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import count, repeat
+from itertools import count
 
 import numpy as np
 
@@ -31,9 +32,13 @@ class Vocabulary:
         self.codes: dict = {}  # term → its code; insertion order is code order
         self.tokens = 0
 
-    def code(self, terms: list) -> np.ndarray:
-        codes = np.fromiter(map(self.codes.setdefault, terms, count(self.tokens)), dtype=np.int64, count=len(terms))
-        self.tokens += len(terms)
+    def code(self, terms, total: int) -> np.ndarray:
+        """The codes of `total` terms (any iterable); ValueError for an empty term, which no text holds."""
+        codes = np.fromiter(map(self.codes.setdefault, terms, count(self.tokens)), dtype=np.int64, count=total)
+        self.tokens += total
+        if "" in self.codes:
+            del self.codes[""]
+            raise ValueError("index terms must be non-empty, hold no spaces and have one position each")
         return codes
 
 
@@ -49,16 +54,18 @@ class TokenPiece:
     document_count: int
 
 
-def make_piece(vocabulary: Vocabulary, terms: list, positions: np.ndarray, run_lengths: list, run_documents: list,
-               run_fields: list, field_names: list, document_count: int) -> TokenPiece:
-    return TokenPiece(vocabulary, vocabulary.code(terms), positions, np.asarray(run_lengths, dtype=np.int64),
+def make_piece(vocabulary: Vocabulary, terms, positions: np.ndarray, run_lengths: list, run_documents, run_fields: list,
+               field_names: list, document_count: int) -> TokenPiece:
+    """terms: every token's term, in run order (any iterable, len(positions) of them)."""
+    return TokenPiece(vocabulary, vocabulary.code(terms, positions.size), positions,
+                      np.asarray(run_lengths, dtype=np.int64),
                       np.asarray(run_documents, dtype=np.int64), np.asarray(run_fields, dtype=np.int64),
                       field_names, document_count)
 
 
 def decode_piece(documents_fields: list) -> TokenPiece:
-    """The piece of documents given as their records' token maps ({field: stored tokens}); ValueError when
-    stored tokens are malformed."""
+    """The piece of documents given as {field: stored field} maps (engine.text.stored); ValueError when
+    stored fields are malformed."""
     field_numbers: dict = {}
     stored_fields, run_documents, run_fields = [], [], []
     for local, fields in enumerate(documents_fields):
@@ -72,24 +79,39 @@ def decode_piece(documents_fields: list) -> TokenPiece:
 
 
 class PendingTokens:
-    """The pieces of one writer's batches since its last flush."""
+    """The pieces of one writer's batches since its last flush; a piece's documents have consecutive docnos."""
 
     def __init__(self):
         self.vocabulary = Vocabulary()
         self.pieces: list = []
-        self.lookup: dict = {}  # docno → (the record's tokens value, piece index, document in the piece)
+        self._firsts: list = []  # first docno of each piece, ascending
+        self._records: list = []  # per piece: the records its documents were analysed into
 
-    def add(self, piece: TokenPiece, docnos: list, tokens_values: list) -> None:
-        number = len(self.pieces)
+    def add(self, piece: TokenPiece, first_docno: int, records: list) -> None:
+        # A batch that was never committed hands its docnos out again: pieces reaching them are stale.
+        kept = [number for number, (first, records_of) in enumerate(zip(self._firsts, self._records))
+                if first + len(records_of) <= first_docno]
+        if len(kept) < len(self.pieces):
+            self.pieces, self._firsts, self._records = ([column[number] for number in kept] for column in
+                                                        (self.pieces, self._firsts, self._records))
         self.pieces.append(piece)
-        self.lookup.update(zip(docnos, zip(tokens_values, repeat(number), range(len(docnos)))))
+        self._firsts.append(first_docno)
+        self._records.append(records)
 
-    def find(self, docno, tokens):
-        """(piece index, document in the piece) holding these tokens of `docno`, or None."""
-        found = self.lookup.get(docno)
-        if found is None or (found[0] is not tokens and found[0] != tokens):
+    def find(self, docno: int, record: dict):
+        """(piece index, document in the piece) analysed into this very record (or an equal one), or None."""
+        number = bisect_right(self._firsts, docno) - 1
+        if number < 0:
             return None
-        return found[1], found[2]
+        local = docno - self._firsts[number]
+        records = self._records[number]
+        if local >= len(records):
+            return None
+        analysed = records[local]
+        if analysed is not record and (analysed["tokens"] != record["tokens"]
+                                       or analysed["positions"] != record.get("positions")):
+            return None
+        return number, local
 
 
 _PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -1,12 +1,17 @@
-"""How a `text.doc` record keeps a field's tokens: two msgpack objects instead of two lists.
+"""How a `text.doc` record keeps a field's tokens: a string and a byte string, not two lists.
 
-    [terms, positions]   terms      str: the field's terms in text order, joined by single spaces (a term
-                                    never holds whitespace: the tokenizer splits text at it)
-                         positions  bytes: one little-endian u16 per term when every position is below
-                                    65,536, else one u32 per term
+    record["tokens"][field]      str: the field's terms in text order, joined by single spaces (a term never
+                                 holds whitespace: the tokenizer splits text at it)
+    record["positions"][field]   bytes: one little-endian u16 per term when every position is below 65,536,
+                                 else one u32 per term
 
-A list of 20 short strings and 20 integers costs msgpack, the WAL and every flush 40 objects per field;
-one string and one byte string pack, unpack and split at C speed.
+A list of 20 short strings and 20 integers costs msgpack, the WAL and every flush 40 objects per field; one
+string and one byte string pack, unpack and split at C speed. Keeping them in two maps of plain values
+(format 3) leaves a record without any list, which Python's cyclic collector then never visits: a bulk
+load no longer pays a collection pass over every record of the memtable after each batch. Records of
+format 2 hold [terms, positions] pairs under "tokens" and no "positions"; `record_fields` reads both.
+
+A stored field, as the functions here take and give it, is the pair (terms, positions).
 """
 
 from __future__ import annotations
@@ -22,8 +27,18 @@ SEPARATOR = " "
 _WIDTHS = {2: "H", 4: "I"}
 
 
-def encode(terms: list, positions: list) -> list:
-    return [join_terms(terms, positions), positions_bytes(positions_array(positions), [len(positions)])[0]]
+def encode(terms: list, positions: list) -> tuple[str, bytes]:
+    return join_terms(terms, positions), positions_bytes(positions_array(positions), [len(positions)])[0]
+
+
+def record_fields(record: dict) -> dict:
+    """field → stored field of a text.doc record of format 3 or 2; ValueError when it is malformed."""
+    tokens, positions = record["tokens"], record.get("positions")
+    if positions is None:
+        return tokens  # format 2: the pairs themselves
+    if not isinstance(tokens, dict) or not isinstance(positions, dict) or tokens.keys() != positions.keys():
+        raise ValueError("a text document's tokens and positions name different fields")
+    return {name: (terms, positions[name]) for name, terms in tokens.items()}
 
 
 def join_terms(terms: list, positions: list) -> str:

@@ -163,17 +163,22 @@ operations = st.lists(st.one_of(
     st.tuples(st.just("add"), st.integers(0, 5), st.lists(st.sampled_from(WORDS), min_size=1, max_size=6),
               st.lists(st.sampled_from(WORDS), max_size=2)),
     st.tuples(st.just("delete"), st.integers(0, 5)),
+    st.tuples(st.just("abandon"), st.integers(0, 5), st.lists(st.sampled_from(WORDS), min_size=1, max_size=6)),
     st.tuples(st.just("flush")),
     st.tuples(st.just("compact")),
+    st.tuples(st.just("reopen")),
 ), max_size=25)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(operations)
 def test_any_history_ranks_like_a_rebuild_from_scratch(tmp_path_factory, history):
+    """abandon: a batch that is never committed (its docnos are handed out again); reopen: the unflushed
+    documents come back from the WAL (a flush then decodes them instead of using the analysed batches)."""
     path = str(tmp_path_factory.mktemp("history") / "store")
     live = {}
-    with Store.open(path) as store:
+    store = Store.open(path)
+    try:
         index = TextIndex(store, TOKENIZER)
         for operation in history:
             if operation[0] == "add":
@@ -184,6 +189,14 @@ def test_any_history_ranks_like_a_rebuild_from_scratch(tmp_path_factory, history
                 live[f"k{operation[1]}"] = fields
             elif operation[0] == "delete":
                 assert index.delete(f"k{operation[1]}") == (live.pop(f"k{operation[1]}", None) is not None)
+            elif operation[0] == "abandon":
+                with pytest.raises(Crash), store.batch() as batch:
+                    index.add(f"k{operation[1]}", " ".join(operation[2]), batch=batch)
+                    crash()
+            elif operation[0] == "reopen":
+                store.close()
+                store = Store.open(path)
+                index = TextIndex(store, TOKENIZER)
             else:
                 getattr(store, operation[0])()
         rebuilt = Searcher([segment([document(TOKENIZER, number, key, fields)
@@ -195,6 +208,8 @@ def test_any_history_ranks_like_a_rebuild_from_scratch(tmp_path_factory, history
                 found = searching.search(query, top=10)
                 assert sorted((hit.key, round(hit.score, 9), tuple(hit.terms)) for hit in found) == expected
         assert index.statistics()["documents"] == len(live)
+    finally:
+        store.close()
 
 
 def test_check_finds_sound_segments_clean_and_damaged_postings_corrupt(store):
@@ -234,3 +249,45 @@ def test_field_weights_and_filters_through_the_index(store):
     assert [hit.key for hit in index.search("driver", since=10)] == ["heading"]
     hit = index.search("bluetooth driver", types=["note"])[0]
     assert hit.type == "note" and set(hit.terms) == {"bluetooth", "driver"}
+
+
+def test_records_of_format_2_are_read_flushed_and_compacted_like_new_ones(tmp_path):
+    """Format 2 kept each field's tokens as a [terms, positions] pair and always wrote "tags"."""
+    from engine.format import TEXT_DOCNO_COUNTER, TEXT_DOCUMENT_TABLE
+    from engine.text import stored
+
+    texts = {"old1": "蓝牙耳机 打不开 alpha", "old2": "beta alpha alpha", "new": "gamma 蓝牙 beta"}
+    with Store.open(str(tmp_path / "reference")) as reference:
+        index = TextIndex(reference, TOKENIZER)
+        index.add_many([{"key": key, "fields": {"title": key, "text": text}} for key, text in texts.items()])
+        expected = results(index, "蓝牙 alpha beta gamma")
+    with Store.open(str(tmp_path / "store")) as store:
+        with store.batch() as batch:
+            for docno, key in enumerate(["old1", "old2"]):
+                batch.put(TEXT_DOCUMENT_TABLE, key, {
+                    "docno": docno, "fields": {"title": key, "text": texts[key]}, "type": None, "ts": None, "tags": [],
+                    "tokens": {name: list(stored.encode(*TOKENIZER.index_tokens(text)))
+                               for name, text in (("title", key), ("text", texts[key]))}})
+            batch.allocate(TEXT_DOCNO_COUNTER, 2)
+        index = TextIndex(store, TOKENIZER)
+        index.add("new", {"title": "new", "text": texts["new"]})
+        record = index.get("new")
+        assert set(record) == {"docno", "tokens", "positions", "fields", "type", "ts"}  # no tags: none given
+        assert record["tokens"]["text"] == "gamma 蓝牙 beta" and isinstance(record["positions"]["text"], bytes)
+        assert results(index, "蓝牙 alpha beta gamma") == expected
+        store.flush()
+        assert results(index, "蓝牙 alpha beta gamma") == expected
+        store.compact()
+        assert results(index, "蓝牙 alpha beta gamma") == expected
+
+
+def test_malformed_document_records_are_corruption_at_flush(store):
+    from engine.errors import CorruptionError
+    from engine.format import TEXT_DOCUMENT_TABLE
+
+    index = TextIndex(store, TOKENIZER)
+    index.add("fine", "alpha beta")
+    with store.batch() as batch:
+        batch.put(TEXT_DOCUMENT_TABLE, "bad", {"docno": 7, "tokens": {"text": "alpha"}, "positions": {"title": b"\0\0"}})
+    with pytest.raises(CorruptionError, match="'bad' is malformed"):
+        store.flush()
