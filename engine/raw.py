@@ -64,6 +64,7 @@ UTC_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 SECONDS_PER_DAY = 86400
 # The shape datetime.isoformat() gives a naive time with whole seconds: such a string needs no round-trip check.
 NAIVE_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
+NAIVE_SECONDS_LINES = re.compile(r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\n)*")
 DIGITS = "0123456789"
 SOURCE_NUMBER_MAX_DIGITS = 18  # fits msgpack's int64
 
@@ -154,9 +155,24 @@ def encode_ts(ts: str | None) -> int | str | None:
     if not NAIVE_SECONDS.fullmatch(ts) and (moment.tzinfo is not None or moment.microsecond
                                            or moment.isoformat() != ts):
         return ts
+    return _naive_seconds(moment)
+
+
+def _naive_seconds(moment: datetime) -> int:
     # Day and clock arithmetic on ints: a timedelta subtraction and division cost twice as much.
     return ((moment.toordinal() - NAIVE_EPOCH_ORDINAL) * SECONDS_PER_DAY + moment.hour * 3600 + moment.minute * 60
             + moment.second)
+
+
+def _encode_ts_column(values: list) -> dict:
+    """{value: encode_ts(value)} for distinct turn times. A column of naive whole-second times only (what every
+    parser but JSONL and messages gives) is checked by one regex over all of it instead of one per value."""
+    if None not in values and NAIVE_SECONDS_LINES.fullmatch("\n".join(values) + "\n"):
+        try:
+            return {ts: _naive_seconds(datetime.fromisoformat(ts)) for ts in values}
+        except ValueError:
+            pass  # a field out of range (month 13): such a value stays a string, as encode_ts decides
+    return {ts: encode_ts(ts) for ts in values}
 
 
 def decode_ts(value: int | str | None) -> str | None:
@@ -268,7 +284,7 @@ def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compress
     speakers = list(dict.fromkeys(columns.speakers))
     speaker_column = list(map({speaker: index for index, speaker in enumerate(speakers)}.__getitem__,
                               columns.speakers))
-    encoded_ts = {ts: encode_ts(ts) for ts in dict.fromkeys(columns.ts)}  # a session's turns often share it
+    encoded_ts = _encode_ts_column(list(dict.fromkeys(columns.ts)))  # a session's turns often share one
     ts_column = list(map(encoded_ts.__getitem__, columns.ts))
     prefix_index, prefix_column, numbers = _split_source_ids(columns.source_ids)
     extras = [extra or None for extra in columns.extras] if any(columns.extras) else None

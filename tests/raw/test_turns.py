@@ -11,7 +11,8 @@ from engine.codec import pack
 from engine.errors import CorruptionError, EngineError, InputError
 from engine.format import RAW_CHUNK_TABLE, RAW_TURNS_TABLE
 from engine.raw import (
-    RawStore, TurnColumns, _split_source_ids, decode_ts, decode_turns, encode_ts, encode_turns, split_source_id)
+    RawStore, TurnColumns, _encode_ts_column, _split_source_ids, decode_ts, decode_turns, encode_ts, encode_turns,
+    split_source_id)
 from engine.store import Store
 
 CHUNK = "Ann: 你好 😀\nBen: hi\nnote without speaker\n\n".encode()
@@ -192,6 +193,16 @@ def test_naive_times_with_whole_seconds_are_ints_that_decode_to_the_same_text(mo
     "2024-01-01 10:00:00", "not a date", None])
 def test_other_times_are_kept_as_given(text):
     assert encode_ts(text) == text and decode_ts(encode_ts(text)) == text
+
+
+@given(st.lists(st.one_of(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)).map(
+    lambda moment: moment.replace(microsecond=0).isoformat()), st.sampled_from(
+    ["2024-02-30T10:00:00", "2024-13-01T00:00:00", "2024-01-01T24:00:00", "2024-04-01", None])),
+    min_size=1, max_size=8, unique=True))
+def test_a_time_column_encodes_as_each_time_alone(values):
+    """The whole-column check (one regex for a column of naive whole-second times) gives what encode_ts gives,
+    also when one of them is out of range."""
+    assert _encode_ts_column(values) == {value: encode_ts(value) for value in values}
 
 
 def test_epoch_ints_are_wall_clock_seconds():
