@@ -6,7 +6,7 @@ metadata is the record `raw.chunk/<raw_id>`. The turns a chunk holds are one rec
 conversation, its speakers once, and the turns as compressed columns (MANIFEST.spec section 8 has the bytes).
 
 Publishing (DESIGN invariant 2, durable before named): a batch writes each new blob under its final name without
-an fsync (on a background thread, see BlobFileWriter), makes the whole filesystem durable with ONE syncfs, and
+an fsync (see BlobFileWriter), makes the whole filesystem durable with ONE syncfs, and
 only then lets its WAL record (which names them) commit. A crash before that syncfs can leave blobs whose data
 never reached the disk; that is safe because no committed record names them: a later put of the same content
 trusts the record, not the file, and writes the blob again, and `gc()` deletes such orphans.
@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -54,7 +53,6 @@ from engine.format import (
 
 BLOB_NAME = re.compile(rf"{RAW_ID_PREFIX}([0-9a-f]{{64}}){re.escape(RAW_BLOB_SUFFIX)}")
 STREAM_READ_BYTES = 1 << 20
-BLOB_GROUP_FILES = 16  # blob files handed to the writing thread at a time
 # zstd never expands its input by more than about 1/128 plus a frame header; a bigger blob file is damaged.
 COMPRESSED_SLACK = RAW_BLOB_MAX_BYTES // 128 + 4096
 # Naive turn times are stored as seconds from this wall-clock instant (no time zone is implied).
@@ -471,8 +469,6 @@ class RawStore:
             # After a failed commit the WAL record may still be on disk: its blobs must stay (gc decides).
             writer.discard(keep_blobs=committing)
             raise
-        finally:
-            writer.blobs.close()
         writer.remove_released()
 
     # --- checking and collecting ---------------------------------------------------------------------------
@@ -685,14 +681,13 @@ class RawWriter:
         if final in self._staged:
             return 0
         compressed = self._compressor.compress(data)
-        self.blobs.submit(final, compressed, replace)
+        self.blobs.write(final, compressed, replace)
         self._staged.add(final)
         return len(compressed)
 
     def publish(self) -> None:
-        """Wait for the blob files, make them durable with one sync_filesystem, then add the new turn records
-        numbered in storing order; the caller commits the batch after this returns."""
-        self.blobs.wait()
+        """Make the batch's blob files durable with one sync_filesystem, then add the new turn records numbered
+        in storing order; the caller commits the batch after this returns."""
         if self._staged:
             fs.failpoint("raw.before_sync")
             try:
@@ -725,47 +720,32 @@ class RawWriter:
 
 
 class BlobFileWriter:
-    """Writes a batch's blob files, with their directories, on one background thread. Creating a file costs
-    the kernel several times what compressing its chunk costs here, and those system calls release the GIL,
-    so the files are written while the caller encodes the next chunks. Files go to the thread in groups:
-    every hand-over of the GIL between the threads costs both of them time. A failure surfaces at `wait`.
+    """Writes a batch's blob files, with the directories they need, and remembers what it created so that a
+    failed batch can take it away again.
 
     A new blob is written under its final name at once (no temp file, no rename): until the batch commits no
     record names it, so a crash can leave it partial only as an orphan, which nothing reads and gc deletes.
-    `replace` writes a temp file and renames it over the name instead, for a path a committed record names."""
+    `replace` writes a temp file and renames it over the name instead, for a path a committed record names.
+
+    The files are written by the caller's thread: a writing thread overlapped almost nothing (it needs the GIL
+    between its system calls, which the encoding thread holds) and cost a MemDaily ingest a fifth more CPU."""
 
     def __init__(self):
-        self._executor: ThreadPoolExecutor | None = None
-        self._futures: list = []
-        self._group: list = []  # (path, data, replace) not yet handed to the thread
-        # Touched by the writing thread only, read after `wait`:
         self._directories: set[str] = set()  # known to exist
         self._created_directories: list[str] = []
         self._created_files: list[str] = []
         self._temp_files: list[str] = []
 
-    def submit(self, path: str, data: bytes, replace: bool = False) -> None:
-        self._group.append((path, data, replace))
-        if len(self._group) >= BLOB_GROUP_FILES:
-            self._hand_over()
-
-    def _hand_over(self) -> None:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="raw-blobs")
-        self._futures.append(self._executor.submit(self._write_group, self._group))
-        self._group = []
-
-    def _write_group(self, group: list) -> None:
-        for path, data, replace in group:
-            self._ensure_directory(os.path.dirname(path))
-            if replace:
-                temp = path + TEMP_SUFFIX
-                self._temp_files.append(temp)
-                _write_unsynced(temp, data)
-                fs.ops.rename(temp, path)
-            else:
-                self._created_files.append(path)
-                _write_unsynced(path, data)
+    def write(self, path: str, data: bytes, replace: bool = False) -> None:
+        self._ensure_directory(os.path.dirname(path))
+        if replace:
+            temp = path + TEMP_SUFFIX
+            self._temp_files.append(temp)
+            _write_unsynced(temp, data)
+            fs.ops.rename(temp, path)
+        else:
+            self._created_files.append(path)
+            _write_unsynced(path, data)
 
     def _ensure_directory(self, directory: str) -> None:
         """Create a missing directory and its missing parents, without an fsync each: the batch's
@@ -782,18 +762,7 @@ class BlobFileWriter:
             return self._ensure_directory(directory)
         self._directories.add(directory)
 
-    def wait(self, raise_error: bool = True) -> None:
-        """Return once every submitted file is written or has failed; then raise the first failure."""
-        if self._group:
-            self._hand_over()
-        futures, self._futures = self._futures, []
-        errors = [error for future in futures if (error := future.exception()) is not None]
-        if errors and raise_error:
-            raise errors[0]
-
     def discard(self, keep_blobs: bool) -> None:
-        self._group = []
-        self.wait(raise_error=False)
         paths = self._temp_files if keep_blobs else self._temp_files + self._created_files
         for path in paths:
             try:
@@ -806,8 +775,3 @@ class BlobFileWriter:
                     os.rmdir(directory)
                 except OSError:
                     pass  # not empty: holds what another batch wrote since, or a file that would not go
-
-    def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None

@@ -225,7 +225,7 @@ def test_storing_again_after_a_crash_before_the_sync_rewrites_the_damaged_blobs(
 
 
 class FullDiskOps(fs.FileOps):
-    """Blob files after the second fail as on a full disk (they are written on the batch's blob thread)."""
+    """Blob files after the second fail as on a full disk."""
 
     def __init__(self):
         self.created = 0
@@ -237,7 +237,7 @@ class FullDiskOps(fs.FileOps):
         return super().open_new(path)
 
 
-def test_a_blob_write_failing_on_the_blob_thread_fails_the_batch_and_leaves_nothing(store):
+def test_a_blob_write_failing_fails_the_batch_and_leaves_nothing(store):
     raw = RawStore(store)
     previous = fs.set_ops(FullDiskOps())
     try:
