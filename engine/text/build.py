@@ -48,7 +48,7 @@ class Document:
 class Sources:
     """The documents of a segment to build, in any order: their columns, and where their tokens are.
     Document i's tokens are document piece_documents[i] of pieces[piece_of[i]] (engine.text.pieces), or,
-    when piece_of[i] is -1, the token map ({field: stored tokens}) undecoded[piece_documents[i]]."""
+    when piece_of[i] is -1, the map {field: stored field} (engine.text.stored) undecoded[piece_documents[i]]."""
 
     docnos: list
     keys: list

@@ -136,8 +136,8 @@ class _Analysis:
         self.index_tokens = tokenizer.index_tokens
         self.store_text = store_text
         self.vocabulary = vocabulary
-        self.runs: list = []  # per field of every document: (terms, positions, document, field name,
-        #                        the record's positions map)
+        # Per field of every document: (terms, positions, document, field name, the record's positions map).
+        self.runs: list = []
         self.prepared: list = []  # (key, record) per document
 
     def add(self, documents) -> None:
@@ -173,7 +173,7 @@ class _Analysis:
                     name, text = _checked_field(name, text, index)
                 terms, positions = index_tokens(text)
                 joined = tokens[name] = separator.join(terms)
-                if joined.count(separator) != len(terms) - 1 and terms or len(positions) != len(terms):
+                if (terms and joined.count(separator) != len(terms) - 1) or len(positions) != len(terms):
                     stored.join_terms(terms, positions)  # raises, saying what is wrong
                 runs.append((terms, positions, index, name, stored_positions))
                 texts[name] = text
