@@ -9,7 +9,7 @@ as unknown. Text that is not one JSON document but whose first line is a JSON ob
 from __future__ import annotations
 
 from engine.errors import InputError
-from memctl.ingest import jsonl, jsonparse, locomo, messages, plain, transcript
+from memctl.ingest import jsonparse, locomo, transcript
 from memctl.ingest.chunker import MAX_TOKENS
 from memctl.ingest.decode import clean_string
 from memctl.ingest.model import Conversation
@@ -44,12 +44,18 @@ def parse_document(text: str, name: str, format: str | None = None, errors: str 
     if format == "locomo":
         conversations = locomo.parse(value, name)
     elif format == "messages":
+        from memctl.ingest import messages
+
         conversations = messages.parse(value, name)
     elif format == "jsonl":
+        from memctl.ingest import jsonl
+
         conversations = jsonl.parse(text, name)
     elif format == "transcript":
         conversations = transcript.parse(text, name)
     else:
+        from memctl.ingest import plain  # imported when needed: its regexes cost a cold process 3 ms
+
         conversations = plain.parse(text, name, max_tokens)
     if not any(conversation.turns for conversation in conversations):
         raise InputError(f"empty input: no turns found (read as {format})", where=name)
@@ -91,6 +97,8 @@ def _not_one_json_document(text: str, name: str) -> tuple[str, object]:
 def _json_format(value, text: str, name: str) -> str:
     if locomo.is_locomo(value):
         return "locomo"
+    from memctl.ingest import messages
+
     if messages.message_list(value) is not None:
         return "messages"
     if isinstance(value, dict) and "\n" not in text.strip():
