@@ -454,13 +454,15 @@ class RawStore:
     # --- writing -------------------------------------------------------------------------------------------
 
     @contextmanager
-    def batch(self):
+    def batch(self, owned: bool = False):
         """A store batch whose new blobs are made durable before it commits; released blobs are deleted
-        after it commits. Yields a RawWriter; `writer.batch` takes the batch's other records."""
+        after it commits. Yields a RawWriter; `writer.batch` takes the batch's other records. owned: as
+        Store.batch's (the memtable keeps the values put, not copies decoded from the WAL): every value put,
+        the `meta` given to put / put_turns included, holds only msgpack's types and is not changed after."""
         writer = RawWriter(self)
         committing = False
         try:
-            with self.store.batch() as batch:
+            with self.store.batch(owned) as batch:
                 writer.batch = batch
                 yield writer
                 writer.publish()

@@ -83,7 +83,7 @@ def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progr
 
     summary = dict(prepared.summary)
     chunks = prepared.chunks
-    with RawStore(store, limit=blob_limit).batch() as writer:
+    with RawStore(store, limit=blob_limit).batch(owned=True) as writer:  # our records: fresh dicts of plain values
         for index, chunk in enumerate(chunks, start=1):
             turns = chunk.turns
             columns = TurnColumns([turn.speaker for turn in turns], [turn.ts for turn in turns],

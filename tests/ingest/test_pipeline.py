@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from engine.errors import InputError
-from engine.format import RAW_CHUNK_TABLE
+from engine.format import RAW_CHUNK_TABLE, RAW_TURNS_TABLE
 from engine.raw import RawStore
 from engine.store import Store
 from memctl.ingest.model import Source
@@ -53,6 +53,15 @@ def test_ingest_the_samples_directory(store):
     assert any("0x8007045D" in text for text in texts)
     assert any("以后优先中文回答" in text for text in texts)
     assert any("🥜" in text for text in texts)
+
+
+def test_the_records_an_ingest_leaves_in_memory_are_those_a_reopen_reads(store):
+    """The batch hands its records to the memtable as they are (owned): they must equal what the WAL gives."""
+    ingest(store, expand(SAMPLES))
+    tables = (RAW_CHUNK_TABLE, RAW_TURNS_TABLE)
+    in_memory = {table: list(store.scan(table)) for table in tables}
+    with Store.open(store.path, writable=False) as reader:
+        assert {table: list(reader.scan(table)) for table in tables} == in_memory
 
 
 def test_turn_records_keep_speaker_time_source_and_extra(store):
