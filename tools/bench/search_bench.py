@@ -53,6 +53,7 @@ LOCOMO_PATH = os.path.join(os.path.dirname(ROOT), "shared", "locomo", "locomo-de
 TOP = 10
 BUILD_BATCH = 10_000
 FORGETFUL = "numpy, nothing remembered"  # a searcher that forgets its decoded terms before every query
+TOKENS_ONLY = "memctl (tokens only)"  # a build keeping no text: what FTS5's contentless table keeps the like of
 
 
 @dataclass
@@ -204,7 +205,7 @@ def directory_bytes(path: str, suffix: str = "") -> int:
     return total
 
 
-def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict) -> dict:
+def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict, store_text: bool = True) -> dict:
     import engine.text.build  # noqa: F401  (what a flush imports: modules load before the clock, as the peers' do)
     from engine.store import Store
     from engine.text.index import TextIndex
@@ -212,7 +213,7 @@ def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict) -> dic
     tokenizer.signature()  # part of the analysis: it imports jieba to see whether it can (LoCoMo has no CJK)
     watch = Stopwatch()
     with Store.open(directory, flush_bytes=1 << 62) as store:
-        index = TextIndex(store, Pretokenized(tokenizer, tokens))
+        index = TextIndex(store, Pretokenized(tokenizer, tokens), store_text=store_text)
         for first in range(0, len(corpus.keys), BUILD_BATCH):
             index.add_many([{"key": key, "fields": {"text": text}} for key, text in
                             zip(corpus.keys[first:first + BUILD_BATCH], corpus.texts[first:first + BUILD_BATCH])])
@@ -447,6 +448,9 @@ def run_corpus(corpus: Corpus, work: str, arguments) -> dict:
     directory = os.path.join(home, "tenants", tenant)
     print(f"   building memctl", flush=True)
     builds = {"memctl": build_memctl(directory, corpus, tokenizer, tokens)}
+    lean = os.path.join(work, tenant + "-tokens-only")
+    builds[TOKENS_ONLY] = build_memctl(lean, corpus, tokenizer, tokens, store_text=False)
+    shutil.rmtree(lean)
     store, searchers = memctl_searchers(directory, tokenizer)
     parsed = [searchers["numpy"].tokenizer.parse_query(query, searchers["numpy"].vocabulary(),
                                                        searchers["numpy"].cjk_mode).terms for query in corpus.queries]
@@ -534,6 +538,12 @@ def report(result: dict) -> str:
         f"; memctl/FTS5 {builds['memctl']['build_cpu'] / builds['SQLite FTS5']['build_cpu']:.2f}x.")
     lines.append(f"- memctl index bytes = its text.postings segment; the whole store (records with text and tokens, "
                  f"the source of truth) is {memctl['store_bytes']:,} bytes.")
+    lean = builds[TOKENS_ONLY]
+    lines.append(f"- memctl keeping tokens only (store_text=False, as R2G's index does: the text stays with the "
+                 f"caller, as it does with FTS5's contentless table; the tokens remain the source of truth): build "
+                 f"{lean['build']:.2f} s wall / {lean['build_cpu']:.2f} s CPU, "
+                 f"{lean['build'] / builds['SQLite FTS5']['build']:.2f}x FTS5's wall; store {lean['store_bytes']:,} "
+                 "bytes.")
     lines.append(f"- Top-{TOP} overlap of memctl with bm25s's BM25+ (same k1, b, δ and idf): "
                  f"{result['agreement'] * 100:.1f}% of the keys on average. bm25s adds δ·idf of every query term to "
                  "every document (its non-occurrence array), so δ does not reward matching more terms there as in "
@@ -556,9 +566,10 @@ def verdicts(result: dict) -> list:
                      "yes" if p50[name] <= 0.5 * p50["SQLite FTS5"] else "NO"])
         rows.append([f"p50 ≤ 3× tantivy ({mode})", _ratio(p50[name], p50["tantivy"]),
                      "yes" if p50[name] <= 3 * p50["tantivy"] else "NO"])
-    for figure, label in (("build", "wall"), ("build_cpu", "CPU")):
-        build = builds["memctl"][figure] / builds["SQLite FTS5"][figure]
-        rows.append([f"build ≤ 1.5× FTS5 ({label})", f"{build:.2f}x", "yes" if build <= 1.5 else "NO"])
+    for name, label in (("memctl", ""), (TOKENS_ONLY, ", tokens only")):
+        for figure, clock in (("build", "wall"), ("build_cpu", "CPU")):
+            build = builds[name][figure] / builds["SQLite FTS5"][figure]
+            rows.append([f"build ≤ 1.5× FTS5 ({clock}{label})", f"{build:.2f}x", "yes" if build <= 1.5 else "NO"])
     size = builds["memctl"]["bytes"] / builds["tantivy"]["bytes"]
     rows.append(["index bytes ≤ tantivy", f"{size:.2f}x", "yes" if size <= 1.0 else "NO"])
     wall, cpu = result["cold"][0]
