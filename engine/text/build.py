@@ -112,6 +112,9 @@ def build_memory(documents, deleted=(), signature: dict | None = None):
 
     sources = documents if isinstance(documents, Sources) else Sources.of_documents(documents)
     entries, table, field_names = _from_sources(sources)
+    # The search decodes a segment's postings into int64 arrays; the decoded part must look the same.
+    entries = _Entries(entries.terms, *(np.asarray(column, dtype=np.int64) for column in (
+        entries.entry_terms, entries.documents, entries.fields, entries.frequencies, entries.positions)))
     columns, meta = _document_columns(table, field_names, deleted, signature)
     counts = np.bincount(entries.entry_terms, minlength=len(entries.terms))
     columns["entry_counts"] = counts
@@ -237,6 +240,8 @@ def _tokens_to_entries(token_pieces: list, placements: list, document_count: int
     slots = max(1, len(field_names))
     field_numbers = {name: number for number, name in enumerate(field_names)}
     lengths = np.zeros((document_count, slots), dtype=np.uint32)
+    # Token arrays in 32 bits: a flush's temporaries are tens of MB, and fresh memory costs page faults.
+    place_type = np.int32 if document_count * slots < 1 << 31 else np.int64
     codes, places, positions = [], [], []  # of the placed tokens, piece after piece
     for piece, (kept, run_documents) in zip(token_pieces, chosen):
         field_map = np.array([field_numbers.get(name, 0) for name in piece.field_names] or [0], dtype=np.int64)
@@ -245,44 +250,48 @@ def _tokens_to_entries(token_pieces: list, placements: list, document_count: int
         lengths.flat[run_places] = run_lengths
         token_kept = slice(None) if kept.all() else np.repeat(kept, piece.run_lengths)
         codes.append(piece.token_terms[token_kept])
-        places.append(np.repeat(run_places, run_lengths))
+        places.append(np.repeat(run_places.astype(place_type), run_lengths))
         positions.append(piece.positions[token_kept])
     terms, token_terms = _ranked_terms([piece.vocabulary for piece in token_pieces], codes)
-    places = np.concatenate(places) if places else np.zeros(0, np.int64)
-    positions = np.concatenate(positions) if positions else np.zeros(0, np.int64)
+    places = np.concatenate(places) if places else np.zeros(0, place_type)
+    positions = np.concatenate(positions) if positions else np.zeros(0, np.int32)
     if positions.size and (positions.max() >= 1 << 31 or positions.min() < 0):
         raise ValueError("token positions must lie in [0, 2**31)")
     order = _token_order(token_terms, places, positions, len(terms))
-    token_terms, places, positions = token_terms[order], places[order], positions[order]
+    token_terms, places, positions = token_terms[order], places[order], positions[order].astype(np.int32)
+    del order
     boundaries = np.flatnonzero(np.r_[True, (token_terms[1:] != token_terms[:-1]) | (places[1:] != places[:-1])]) \
         if token_terms.size else np.zeros(0, np.int64)
-    entries = _Entries(terms, token_terms[boundaries], places[boundaries] // slots, places[boundaries] % slots,
+    entry_places = places[boundaries]
+    entries = _Entries(terms, token_terms[boundaries], entry_places // slots, entry_places % slots,
                        np.diff(np.append(boundaries, token_terms.size)), positions)
     return entries, lengths, field_names
 
 
 def _ranked_terms(vocabularies: list, codes: list) -> tuple[list, np.ndarray]:
     """The sorted terms the tokens use (tokens of piece i: codes[i] in vocabularies[i]), and every token's
-    index among them."""
+    index among them (int32)."""
     groups: dict = {}  # id of a vocabulary → (vocabulary, numbers of the pieces coded in it)
     for number, vocabulary in enumerate(vocabularies):
         groups.setdefault(id(vocabulary), (vocabulary, []))[1].append(number)
     used = []  # per vocabulary: the codes its tokens use, and their terms
     for vocabulary, numbers in groups.values():
-        counts = np.bincount(np.concatenate([codes[number] for number in numbers]), minlength=vocabulary.tokens)
+        in_use = np.zeros(vocabulary.tokens, dtype=bool)
+        for number in numbers:
+            in_use[codes[number]] = True
         all_codes = np.fromiter(vocabulary.codes.values(), dtype=np.int64, count=len(vocabulary.codes))
         all_terms = list(vocabulary.codes)
-        kept = np.flatnonzero(counts[all_codes])
+        kept = np.flatnonzero(in_use[all_codes])
         used.append((all_codes[kept], all_terms if kept.size == len(all_terms) else
                      [all_terms[index] for index in kept.tolist()]))
     terms = sorted(used[0][1]) if len(used) == 1 else sorted(set().union(*(names for _codes, names in used)))
     ranks = dict(zip(terms, range(len(terms))))
     remaps = {}
     for (vocabulary, _numbers), (used_codes, names) in zip(groups.values(), used):
-        remap = remaps[id(vocabulary)] = np.zeros(vocabulary.tokens, dtype=np.int64)
-        remap[used_codes] = np.fromiter(map(ranks.__getitem__, names), dtype=np.int64, count=len(names))
+        remap = remaps[id(vocabulary)] = np.zeros(vocabulary.tokens, dtype=np.int32)
+        remap[used_codes] = np.fromiter(map(ranks.__getitem__, names), dtype=np.int32, count=len(names))
     coded = [remaps[id(vocabulary)][piece_codes] for vocabulary, piece_codes in zip(vocabularies, codes)]
-    return terms, np.concatenate(coded) if coded else np.zeros(0, np.int64)
+    return terms, np.concatenate(coded) if coded else np.zeros(0, np.int32)
 
 
 def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray, term_count: int) -> np.ndarray:
@@ -293,10 +302,12 @@ def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray, t
     if terms.size == 0:
         return np.zeros(0, dtype=np.int64)
     position_bits = int(positions.max()).bit_length()
-    if int(places.max()).bit_length() + position_bits > 63:
+    key_bits = int(places.max()).bit_length() + position_bits
+    if key_bits > 63:
         order = np.lexsort((positions, places))
     else:
-        order = np.argsort((places << position_bits) | positions, kind="stable")
+        key_type = np.int32 if key_bits <= 31 else np.int64
+        order = np.argsort((places.astype(key_type) << position_bits) | positions.astype(key_type), kind="stable")
     for shift in range(0, max(1, (term_count - 1).bit_length()), 16):
         digits = ((terms[order] >> shift) & 0xFFFF).astype(np.uint16)
         order = order[np.argsort(digits, kind="stable")]

@@ -34,7 +34,8 @@ class Vocabulary:
 
     def code(self, terms, total: int) -> np.ndarray:
         """The codes of `total` terms (any iterable); ValueError for an empty term, which no text holds."""
-        codes = np.fromiter(map(self.codes.setdefault, terms, count(self.tokens)), dtype=np.int64, count=total)
+        dtype = np.int32 if self.tokens + total < 1 << 31 else np.int64
+        codes = np.fromiter(map(self.codes.setdefault, terms, count(self.tokens)), dtype=dtype, count=total)
         self.tokens += total
         if "" in self.codes:
             del self.codes[""]
@@ -46,7 +47,7 @@ class Vocabulary:
 class TokenPiece:
     vocabulary: Vocabulary  # may be shared with other pieces
     token_terms: np.ndarray  # the vocabulary's code of each token
-    positions: np.ndarray  # int64 per token
+    positions: np.ndarray  # per token
     run_lengths: np.ndarray  # tokens of each run; a run is one field of one document, runs in token order
     run_documents: np.ndarray  # the piece's number of each run's document
     run_fields: np.ndarray  # index into field_names of each run's field
@@ -57,6 +58,8 @@ class TokenPiece:
 def make_piece(vocabulary: Vocabulary, terms, positions: np.ndarray, run_lengths: list, run_documents, run_fields: list,
                field_names: list, document_count: int) -> TokenPiece:
     """terms: every token's term, in run order (any iterable, len(positions) of them)."""
+    if positions.size and positions.max() < 1 << 31:
+        positions = positions.astype(np.int32)  # a build refuses larger ones; 32 bits halve what a flush touches
     return TokenPiece(vocabulary, vocabulary.code(terms, positions.size), positions,
                       np.asarray(run_lengths, dtype=np.int64),
                       np.asarray(run_documents, dtype=np.int64), np.asarray(run_fields, dtype=np.int64),

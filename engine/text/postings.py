@@ -64,9 +64,9 @@ def encode(term_ids, documents, fields, frequencies, positions, term_count: int,
            plain_field: int = 0) -> EncodedPostings:
     """Entries sorted by (term, document, field), every term in range(term_count) present; `positions`
     holds each entry's `frequencies[i]` positions, ascending, entry after entry."""
-    term_ids = np.asarray(term_ids, dtype=np.int64)
+    # Only the documents need 64 bits (their deltas are shifted); the rest keep their width (often 32 bits).
+    term_ids, fields, frequencies = np.asarray(term_ids), np.asarray(fields), np.asarray(frequencies)
     documents = np.asarray(documents, dtype=np.int64)
-    frequencies = np.asarray(frequencies, dtype=np.int64)
     entry_count = term_ids.size
     first_entries = np.flatnonzero(_run_starts(term_ids))
     if first_entries.size != term_count:
@@ -75,7 +75,7 @@ def encode(term_ids, documents, fields, frequencies, positions, term_count: int,
 
     deltas = np.diff(documents, prepend=0)
     deltas[first_entries] = documents[first_entries]
-    details = (frequencies - 1) * field_slots + np.asarray(fields, dtype=np.int64)
+    details = (frequencies - 1) * field_slots + fields
     plain = details == plain_field
     detailed = np.flatnonzero(~plain)
     document_values = (deltas << 1) | plain
@@ -91,7 +91,7 @@ def encode(term_ids, documents, fields, frequencies, positions, term_count: int,
     new_document = _run_starts(documents)
     new_document[first_entries] = True
 
-    position_values = _position_deltas(np.asarray(positions, dtype=np.int64), frequencies)
+    position_values = _position_deltas(np.asarray(positions), frequencies)
     position_lengths = varint.encoded_lengths(position_values)
     position_term_bytes = _sums(position_lengths, run_offsets(frequencies)[first_entries])
     return EncodedPostings(
@@ -162,7 +162,7 @@ def run_offsets(lengths: np.ndarray) -> np.ndarray:
 
 def _position_deltas(positions: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
     if positions.size == 0:
-        return positions.astype(np.uint64)
+        return positions
     if (positions < 0).any():
         raise ValueError("positions must be non-negative")
     deltas = np.diff(positions, prepend=0)
@@ -170,7 +170,7 @@ def _position_deltas(positions: np.ndarray, frequencies: np.ndarray) -> np.ndarr
     deltas[starts] = positions[starts]
     if (deltas < 0).any():
         raise ValueError("positions must ascend within an entry")
-    return deltas.astype(np.uint64)
+    return deltas
 
 
 class PostingsReader:

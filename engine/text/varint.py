@@ -15,23 +15,30 @@ MAX_VARINT_BYTES = 10
 _SEVEN = np.uint64(7)
 
 
-def encoded_lengths(values: np.ndarray) -> np.ndarray:
+def _unsigned(values) -> np.ndarray:
+    """An integer array as it is (any width: the encoders shift by Python ints, which keep it), else uint64.
+    Values must be non-negative."""
+    values = np.asarray(values)
+    return values if values.dtype.kind in "ui" else values.astype(np.uint64)
+
+
+def encoded_lengths(values) -> np.ndarray:
     """Bytes each value takes (1..10)."""
-    values = np.asarray(values, dtype=np.uint64)
+    values = _unsigned(values)
     lengths = np.ones(values.shape, dtype=np.int64)
     longer = np.flatnonzero(values >= 0x80)
-    remaining = values[longer] >> _SEVEN
+    remaining = values[longer] >> 7
     while longer.size:
         # Each pass touches only the values still longer (a postings stream is mostly 1-byte values).
         lengths[longer] += 1
         still = remaining >= 0x80
-        longer, remaining = longer[still], remaining[still] >> _SEVEN
+        longer, remaining = longer[still], remaining[still] >> 7
     return lengths
 
 
 def encode(values, lengths: np.ndarray | None = None) -> np.ndarray:
     """uint8 array holding every value as LEB128, in order; `lengths`: their encoded_lengths, when known."""
-    values = np.asarray(values, dtype=np.uint64).ravel()
+    values = _unsigned(values).ravel()
     if values.size == 0:
         return np.zeros(0, dtype=np.uint8)
     continued = values >= 0x80
@@ -41,14 +48,14 @@ def encode(values, lengths: np.ndarray | None = None) -> np.ndarray:
         lengths = encoded_lengths(values)
     places = np.cumsum(lengths) - lengths
     out = np.empty(int(places[-1] + lengths[-1]), dtype=np.uint8)
-    out[places] = (values & np.uint64(0x7F)).astype(np.uint8) | (continued.view(np.uint8) << 7)
+    out[places] = (values & 0x7F).astype(np.uint8) | (continued.view(np.uint8) << 7)
     longer = np.flatnonzero(continued)
-    remaining, places = values[longer] >> _SEVEN, places[longer] + 1
+    remaining, places = values[longer] >> 7, places[longer] + 1
     while longer.size:
         continued = remaining >= 0x80
-        out[places] = (remaining & np.uint64(0x7F)).astype(np.uint8) | (continued.view(np.uint8) << 7)
+        out[places] = (remaining & 0x7F).astype(np.uint8) | (continued.view(np.uint8) << 7)
         longer = np.flatnonzero(continued)
-        remaining, places = remaining[longer] >> _SEVEN, places[longer] + 1
+        remaining, places = remaining[longer] >> 7, places[longer] + 1
     return out
 
 
