@@ -291,3 +291,29 @@ def test_malformed_document_records_are_corruption_at_flush(store):
         batch.put(TEXT_DOCUMENT_TABLE, "bad", {"docno": 7, "tokens": {"text": "alpha"}, "positions": {"title": b"\0\0"}})
     with pytest.raises(CorruptionError, match="'bad' is malformed"):
         store.flush()
+
+
+def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_does(tmp_path):
+    """The batches' token arrays (engine.text.pieces) are a shortcut: the same bytes as decoding the records."""
+    import numpy as np
+
+    documents = [{"key": f"doc/{number:04d}", "fields": {"title": f"t{number % 7}", "text": f"{text} {number}"},
+                  "type": ("note", None)[number % 2], "tags": ["x"] * (number % 3 == 0)}
+                 for number, text in enumerate(["蓝牙耳机打不开了 Win11", "error 0x8007045D on USB", "the quick fox"] * 40)]
+    segments = []
+    for replay in (False, True):
+        path = str(tmp_path / f"store-{replay}")
+        with Store.open(path, flush_bytes=1 << 40) as store:
+            index = TextIndex(store, TOKENIZER)
+            index.add_many(documents[:70])
+            index.add_many(documents[50:] + documents[:3])  # replaces some of the first batch
+            index.delete("doc/0010")
+            if not replay:
+                store.flush()
+        if replay:
+            with Store.open(path, flush_bytes=1 << 40) as store:
+                store.flush()
+        with Store.open(path, writable=False) as reader:
+            [segment] = reader.kind_segments["text"]
+            segments.append({name: np.asarray(segment.column(name)).tobytes() for name in segment.names()})
+    assert segments[0] == segments[1]

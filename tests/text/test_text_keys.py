@@ -76,3 +76,40 @@ def test_malformed_stored_tokens_are_corruption():
         stored.decode("nonsense", "text.doc 'k'")
     with pytest.raises(ValueError):
         stored.decode_all([["a b", b"\x00\x00\x00"]])
+
+
+def spec_key_blocks(found: list) -> bytes:
+    """MANIFEST.spec 4a, key blocks, written out block by block."""
+    from engine.codec import encode_varint
+
+    out = b""
+    for start in range(0, len(found), TEXT_KEYS_PER_BLOCK):
+        block = [key.encode("utf-8") for key in found[start:start + TEXT_KEYS_PER_BLOCK]]
+        first = block[0]
+        pairs = []
+        for key in block[1:]:
+            shared = next((index for index, (left, right) in enumerate(zip(first, key)) if left != right),
+                          min(len(first), len(key)))
+            pairs += [shared, len(key) - shared]
+        numbers = bytes([0] + pairs) if all(number < 256 for number in pairs) else \
+            bytes([1]) + b"".join(encode_varint(number) for number in pairs)
+        out += encode_varint(len(first)) + first + numbers + b"".join(key[shared:] for key, shared
+                                                                       in zip(block[1:], pairs[0::2]))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "chat/00", "路径/" * 30, "k" * 300]),
+                          st.text(alphabet="0123蓝\x00😀/", max_size=20)), min_size=1, max_size=60))
+def test_key_blocks_are_the_bytes_the_spec_describes(pairs):
+    found = [prefix + suffix or "-" for prefix, suffix in pairs]
+    assert keys.encode(found)["key_blocks"].tobytes() == spec_key_blocks(found)
+
+
+def test_positions_of_many_fields_take_each_field_its_own_width():
+    positions = stored.positions_array([0, 3, 70_000, 5, 1, 2])
+    assert stored.positions_bytes(positions, [2, 2, 0, 2]) == [
+        np.array([0, 3], "<u2").tobytes(), np.array([70_000, 5], "<u4").tobytes(), b"",
+        np.array([1, 2], "<u2").tobytes()]
+    with pytest.raises(ValueError):
+        stored.positions_array([1, 2.5])

@@ -110,3 +110,29 @@ def test_term_dictionary_detects_a_damaged_block():
     columns["term_blocks"] = damaged
     with pytest.raises(CorruptionError):
         termdict.TermDictionary(columns.__getitem__, len(ordered)).ordinal("term000")
+
+
+def spec_term_blocks(ordered: list) -> bytes:
+    """MANIFEST.spec 4a, term dictionary, written out term by term."""
+    from engine.codec import encode_varint
+
+    out = b""
+    for ordinal, term in enumerate(ordered):
+        data = term.encode("utf-8")
+        previous = ordered[ordinal - 1].encode("utf-8") if ordinal % termdict.TERMS_PER_BLOCK else b""
+        shared = next((index for index, (left, right) in enumerate(zip(previous, data)) if left != right),
+                      min(len(previous), len(data)))
+        out += encode_varint(shared) + encode_varint(len(data) - shared) + data[shared:]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sets(st.tuples(st.sampled_from(["", "chat/", "x" * 40, "蓝牙耳机" * 5]),
+                         st.text(alphabet="ab蓝\x00😀", max_size=12)), max_size=120))
+def test_term_blocks_are_the_bytes_the_spec_describes(pairs):
+    ordered = sorted({prefix + suffix for prefix, suffix in pairs if prefix + suffix})
+    columns = termdict.encode(ordered)
+    assert columns["term_blocks"].tobytes() == spec_term_blocks(ordered)
+    firsts = ordered[::termdict.TERMS_PER_BLOCK]
+    assert columns["term_first"].tobytes() == "".join(firsts).encode("utf-8")
+    assert termdict.TermDictionary(columns.__getitem__, len(ordered)).terms() == ordered

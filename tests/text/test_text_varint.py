@@ -57,3 +57,11 @@ def test_error_names_file_and_offset():
         varint.decode(bytes([0x05, 0x80]), path="seg/000001.text.postings.seg", offset=100)
     assert caught.value.path == "seg/000001.text.postings.seg"
     assert caught.value.offset == 101
+
+
+@given(st.lists(st.integers(min_value=0, max_value=2**31 - 1), max_size=200),
+       st.sampled_from([np.int32, np.int64, np.uint32, np.uint64]))
+def test_every_integer_width_encodes_the_same_bytes(values, dtype):
+    assert varint.encode(np.array(values, dtype=dtype)).tobytes() == b"".join(encode_varint(value) for value in values)
+    assert varint.encoded_lengths(np.array(values, dtype=dtype)).tolist() == [len(encode_varint(value))
+                                                                             for value in values]
