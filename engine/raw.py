@@ -756,12 +756,14 @@ class BlobFileWriter:
             return
         try:
             fs.ops.mkdir(directory)
-            self._created_directories.append(directory)
         except FileExistsError:
             pass
         except FileNotFoundError:
             self._ensure_directory(os.path.dirname(directory))
-            return self._ensure_directory(directory)
+            fs.ops.mkdir(directory)
+            self._created_directories.append(directory)
+        else:
+            self._created_directories.append(directory)
         self._directories.add(directory)
 
     def discard(self, keep_blobs: bool) -> None:

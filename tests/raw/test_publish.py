@@ -252,3 +252,26 @@ def test_a_blob_write_failing_fails_the_batch_and_leaves_nothing(store):
     with raw.batch() as writer:  # the store still takes batches
         writer.put(CHUNKS[0], {})
     assert raw.read(raw_id_for(hashlib.sha256(CHUNKS[0]).hexdigest())) == CHUNKS[0]
+
+
+def directories(store_path: str) -> list[str]:
+    return sorted(os.path.relpath(folder, store_path) for folder, _, _ in os.walk(os.path.join(store_path, "raw")))
+
+
+def test_a_failed_batch_removes_only_the_directories_it_made(store):
+    raw = RawStore(store, clock=lambda: FIXED_DAY)
+    with raw.batch() as writer:
+        writer.put(CHUNKS[0], {})
+    before = directories(store.path)
+    new_directory = os.path.dirname(blob_path(hashlib.sha256(CHUNKS[1]).hexdigest(), int(FIXED_DAY.timestamp())))
+    assert new_directory not in before  # the failing put makes a hash directory first
+    failing = FullDiskOps()
+    failing.created = 2  # the next blob file fails, after its hash directory was made
+    previous = fs.set_ops(failing)
+    try:
+        with pytest.raises(OSError, match="No space left"):
+            with raw.batch() as writer:
+                writer.put(CHUNKS[1], {})
+    finally:
+        fs.set_ops(previous)
+    assert directories(store.path) == before and len(blob_files(store.path)) == 1
