@@ -157,9 +157,9 @@ class _Analysis:
                 fields = {DEFAULT_FIELD: fields}
             elif not isinstance(fields, dict):
                 _bad_fields(index)
-            timestamp = document.get("timestamp")
-            kind = document.get("type")
-            tags = document.get("tags")
+            timestamp = kind = tags = None
+            if len(document) > 2:  # more than key and fields
+                timestamp, kind, tags = document.get("timestamp"), document.get("type"), document.get("tags")
             tokens: dict = {}
             stored_positions: dict = {}  # filled by finish()
             record = {"tokens": tokens, "positions": stored_positions,
