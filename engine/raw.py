@@ -6,10 +6,10 @@ metadata is the record `raw.chunk/<raw_id>`. The turns a chunk holds are one rec
 conversation, its speakers once, and the turns as compressed columns (MANIFEST.spec section 8 has the bytes).
 
 Publishing (DESIGN invariant 2, durable before named): a batch writes each new blob under its final name without
-an fsync (see BlobFileWriter), makes the whole filesystem durable with ONE syncfs, and
-only then lets its WAL record (which names them) commit. A crash before that syncfs can leave blobs whose data
-never reached the disk; that is safe because no committed record names them: a later put of the same content
-trusts the record, not the file, and writes the blob again, and `gc()` deletes such orphans.
+an fsync (see BlobFileWriter), makes the whole filesystem durable with ONE syncfs, and only then lets its WAL
+record (which names them) commit. A crash before that syncfs can leave blobs whose data never reached the disk;
+that is safe because no committed record names them: a later put of the same content trusts the record, not the
+file, and writes the blob again, and `gc()` deletes such orphans.
 
 References are counted on the chunk record: `put_turns` adds one per turn, `acquire`/`release` move counts,
 and releasing the last reference deletes both records and, after that commit, the blob file.
@@ -272,8 +272,8 @@ def _undeltas(column: list) -> list:
 
 def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compressor) -> dict:
     """The raw.turns record (without its seq) of a chunk's turns: the rows as columns (MANIFEST.spec section
-    8), one zstd frame. Columns are built by map() over dict lookups: no Python-level loop per turn but the
-    source id split."""
+    8), one zstd frame. Columns are built with map() over C-level operations where they can be: a chunk's
+    turns are encoded once per ingest, and per-turn Python work is what an ingest spends most on."""
     offsets, lengths = columns.offsets, columns.lengths
     ends = list(map(add, offsets, lengths))
     gaps = list(map(sub, offsets, [0, *ends[:-1]]))
@@ -620,8 +620,10 @@ class RawWriter:
         relative = blob_path(sha_hex, created)
         released = self._released.pop(raw_id, None)
         if released is not None and record_blob_path(released) == relative:
-            # Released and stored again in this batch, on the same day: the committed blob file stays as it is.
-            stored, written = released["stored_bytes"], 0
+            # Released and stored again in this batch, on the same day: the committed blob file stays as it is
+            # (written again only if it was lost).
+            written = self._restore_missing_blob(released, data)
+            stored = written or released["stored_bytes"]
         else:
             if released is not None:
                 self._released[raw_id] = released  # another day's path: that file still goes after commit

@@ -114,6 +114,17 @@ def test_the_commit_comes_after_the_sync(store):
     assert seen == [0, "wal"] and store.sequence == 1
 
 
+
+def test_released_and_stored_again_rewrites_a_lost_blob(store):
+    raw = RawStore(store, clock=lambda: FIXED_DAY)
+    with raw.batch() as writer:
+        raw_id = writer.put(CHUNKS[0], {}).raw_id
+    os.remove(os.path.join(store.path, record_blob_path(raw.get(raw_id))))
+    with raw.batch() as writer:
+        writer.release(raw_id)
+        again = writer.put(CHUNKS[0], {})
+    assert again.stored_bytes > 0 and raw.read(raw_id) == CHUNKS[0]
+
 # --- sync_filesystem itself ----------------------------------------------------------------------------------
 
 
