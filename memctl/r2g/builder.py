@@ -37,7 +37,7 @@ from collections import Counter
 
 from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_COUNTER, GRAPH_NODE_TABLE
 from engine.store import paused_gc
-from memctl.r2g.draft import GraphDraft
+from memctl.r2g.draft import GraphDraft, RecentNodes
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
 from memctl.r2g.events import EVENT_TABLE, EventIndex
 from memctl.r2g.lexicon import use_directory
@@ -54,7 +54,8 @@ MERGED_INDEXED = frozenset(INDEXED_TYPES) - {"Episode"}
 CLEAR_EDGES_PER_BATCH = 5000
 CLEAR_NODES_PER_BATCH = 1000
 EXTRACTIONS_REMEMBERED = 8192
-NODES_REMEMBERED = 8192
+NODE_RECORDS_REMEMBERED = 8192
+NODE_IDS_REMEMBERED = 65536
 
 
 class Builder:
@@ -80,9 +81,7 @@ class Builder:
         # finds on a 4 MiB generated transcript (LoCoMo dev: all), at a twelfth of its memory.
         self.extractions = Recent(EXTRACTIONS_REMEMBERED)
         self.rewritten = None
-        # Entities, Concepts and Preferences written by earlier batches, for the turns that mention them again
-        # (a store read probes one segment per flushed batch).
-        self.recent_nodes = Recent(NODES_REMEMBERED)
+        self.recent_nodes = RecentNodes(NODE_RECORDS_REMEMBERED, NODE_IDS_REMEMBERED)
         # A first conversion (the common bulk case) knows every node it did not write yet is absent.
         self.run_nodes = set() if store.counter(GRAPH_NODE_COUNTER) == 0 else None
         self._new_draft()

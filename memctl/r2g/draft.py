@@ -26,15 +26,24 @@ class Rewritten:
         self.edges: set = set()
 
 
+class RecentNodes:
+    """What the run's earlier batches wrote, kept at hand (a store read probes one segment per flushed batch):
+    the records of the merged types' nodes, for the turns that mention them again, and the (id, created_at) of
+    any node, for edges into it (SAME_AS to an earlier Fact)."""
+
+    def __init__(self, records: int, ids: int):
+        self.records = Recent(records)  # key → {id, created_at, props}, as a store read gives it back
+        self.ids = Recent(ids)  # key → (id, created_at)
+
+
 class GraphDraft:
     """run_nodes: the keys of the nodes the run has written so far, when the graph was empty as it began (None
     otherwise): a key not among them needs no lookup to be known absent. owned: the props and properties the
     caller hands over are made for the draft and never changed afterwards (no tuples either), so the store
-    keeps them as they are (Store.commit's owned). recent: the node records of the run's earlier batches kept at
-    hand (a Recent of key → {id, created_at, props}); the commit adds the merged types' nodes it writes."""
+    keeps them as they are (Store.commit's owned). recent: RecentNodes of the run, which the commit adds to."""
 
     def __init__(self, graph, index, rewritten: Rewritten | None = None, run_nodes: set | None = None,
-                 owned: bool = False, recent: Recent | None = None):
+                 owned: bool = False, recent: RecentNodes | None = None):
         self.graph = graph
         self.index = index
         self.rewritten = rewritten
@@ -89,7 +98,7 @@ class GraphDraft:
     def stored_props(self, key: str) -> dict | None:
         if self.run_nodes is not None and key not in self.run_nodes:
             return None
-        record = self.recent.get(key) if self.recent is not None else None
+        record = self.recent.records.get(key) if self.recent is not None else None
         if record is None:
             record = self.graph.store.get(GRAPH_NODE_TABLE, key)
         if record is None or record.get("deleted"):
@@ -158,12 +167,13 @@ class GraphDraft:
             self._remember(known.nodes)
 
     def _remember(self, written: dict) -> None:
-        """Keep the merged types' nodes of this batch at hand, as a store read would give them back (the store
-        keeps owned props as they are)."""
+        """Keep this batch's nodes at hand (the merged types' whole, as a store read would give them back: the
+        store keeps owned props as they are)."""
         for key, (node_type, _) in self.nodes.items():
+            node_id, created_at = written[key]
+            self.recent.ids.put(key, (node_id, created_at))
             if node_type in REMEMBERED_TYPES:
-                node_id, created_at = written[key]
-                self.recent.put(key, {"id": node_id, "created_at": created_at, "props": self.merged(key)})
+                self.recent.records.put(key, {"id": node_id, "created_at": created_at, "props": self.merged(key)})
 
     def _new_between(self, known_nodes: dict, spec: dict) -> bool:
         return self.fresh(spec) and spec["source"] in known_nodes and spec["target"] in known_nodes
@@ -206,6 +216,8 @@ class _KnownRecords:
     def get(self, table: str, key: str) -> tuple[bool, dict | None]:
         if table == GRAPH_NODE_TABLE:
             known = self.nodes.get(key)
+            if known is None and self.draft.recent is not None:
+                known = self.draft.recent.ids.get(key)
             if known is not None:
                 return True, {"id": known[0], "created_at": known[1], "deleted": False}
             return key in self.draft.created, None

@@ -19,7 +19,7 @@ from memctl.r2g.recent import Recent
 
 EVENT_TABLE = "r2g.event"
 MAX_ENTRIES = 64
-KEYS_REMEMBERED = 8192
+KEYS_REMEMBERED = 32768  # most keys hold one or two entries
 
 
 class EventIndex:
