@@ -1,7 +1,8 @@
 """Keyword search: memctl's text index against SQLite FTS5, bm25s and tantivy on the same corpora and queries.
 
     python tools/bench/search_bench.py [--documents 100000] [--queries 200] [--repeats 5] [--cold-runs 7]
-                                       [--unflushed-mib 0,1,2,4,8] [--only synthetic] [--no-write]
+                                       [--build-runs 3] [--unflushed-mib 0,1,2,4,8] [--only synthetic]
+                                       [--no-write]
 
 Corpora: (1) every turn of ../shared/locomo/locomo-dev.json (one document per turn, text + image caption),
 queried with its 999 questions; (2) a generated corpus of mixed Chinese/English chat (jieba's dictionary and
@@ -446,11 +447,10 @@ def run_corpus(corpus: Corpus, work: str, arguments) -> dict:
     home = os.path.join(work, "home")
     tenant = re.sub(r"[^A-Za-z0-9]+", "-", corpus.name)[:40].strip("-")
     directory = os.path.join(home, "tenants", tenant)
-    print(f"   building memctl", flush=True)
-    builds = {"memctl": build_memctl(directory, corpus, tokenizer, tokens)}
-    lean = os.path.join(work, tenant + "-tokens-only")
-    builds[TOKENS_ONLY] = build_memctl(lean, corpus, tokenizer, tokens, store_text=False)
-    shutil.rmtree(lean)
+    peers = [Fts5(), Bm25s(), Tantivy()]
+    print(f"   building memctl and {peers[0].name} ({arguments.build_runs} rounds)", flush=True)
+    builds = compared_builds(work, tenant, directory, corpus, tokenizer, tokens, documents, peers[0],
+                             arguments.build_runs)
     store, searchers = memctl_searchers(directory, tokenizer)
     parsed = [searchers["numpy"].tokenizer.parse_query(query, searchers["numpy"].vocabulary(),
                                                        searchers["numpy"].cjk_mode).terms for query in corpus.queries]
@@ -459,8 +459,7 @@ def run_corpus(corpus: Corpus, work: str, arguments) -> dict:
     queries = [corpus.queries[index] for index in keep]
     query_terms = [query_terms[index] for index in keep]
 
-    peers = [Fts5(), Bm25s(), Tantivy()]
-    for peer in peers:
+    for peer in peers[1:]:
         print(f"   building {peer.name}", flush=True)
         peer_directory = os.path.join(work, tenant + "-" + peer.__class__.__name__.lower())
         os.makedirs(peer_directory)
@@ -485,7 +484,27 @@ def run_corpus(corpus: Corpus, work: str, arguments) -> dict:
                 cold[mebibytes] = cold_seconds(home, tenant, corpus.cold_query, arguments.cold_runs)
     gc.unfreeze()
     return {"corpus": corpus, "analysis": analysis, "builds": builds, "timings": timings, "cold": cold,
-            "agreement": agreement, "queries": len(queries)}
+            "agreement": agreement, "queries": len(queries), "build_runs": arguments.build_runs}
+
+
+def compared_builds(work: str, tenant: str, directory: str, corpus: Corpus, tokenizer, tokens: dict, documents: list,
+                    fts5, rounds: int) -> dict:
+    """Median build figures of memctl, memctl keeping tokens only and FTS5, built in turn `rounds` times (a
+    load spike from another process then skews one sample, not the ratio); the last builds are kept."""
+    samples: dict = {"memctl": [], TOKENS_ONLY: [], fts5.name: []}
+    for round_number in range(rounds):
+        last = round_number == rounds - 1
+        scratch = os.path.join(work, f"{tenant}-round-{round_number}")
+        samples["memctl"].append(build_memctl(directory if last else scratch, corpus, tokenizer, tokens))
+        samples[TOKENS_ONLY].append(build_memctl(scratch + "-lean", corpus, tokenizer, tokens, store_text=False))
+        os.makedirs(scratch + "-fts5")
+        samples[fts5.name].append(fts5.build(scratch + "-fts5", corpus.keys, documents))
+        shutil.rmtree(scratch + "-lean")
+        if not last:
+            shutil.rmtree(scratch)
+            shutil.rmtree(scratch + "-fts5")
+    return {name: {figure: statistics.median(sample[figure] for sample in runs) for figure in runs[0]}
+            for name, runs in samples.items()}
 
 
 def _agreement(searcher, bm25s_peer, queries: list, query_terms: list) -> float:
@@ -533,6 +552,8 @@ def report(result: dict) -> str:
                  "queries; every round after the warm-up finds its query's terms there, as tantivy's searcher finds "
                  f"its caches warm. \"{FORGETFUL}\" forgets before every query: what a query whose terms no earlier "
                  "query used costs.")
+    lines.append(f"- Builds of memctl and FTS5: median of {result['build_runs']} rounds, the engines in turn in "
+                 "each; bm25s and tantivy: one build.")
     lines.append("- Build CPU seconds (the building process, every thread; wall in the table): " + ", ".join(
         f"{name} {build['build_cpu']:.2f} s" for name, build in builds.items()) +
         f"; memctl/FTS5 {builds['memctl']['build_cpu'] / builds['SQLite FTS5']['build_cpu']:.2f}x.")
@@ -585,6 +606,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cold-runs", type=int, default=7)
+    parser.add_argument("--build-runs", type=int, default=3, help="Interleaved builds of memctl and FTS5 (median).")
     parser.add_argument("--unflushed-mib", type=lambda text: [int(part) for part in text.split(",") if part],
                         default=[1, 2, 4, 8])
     parser.add_argument("--only", choices=["locomo", "synthetic"])
