@@ -146,7 +146,7 @@ def aggregate(rows: list) -> dict:
 
 def memctl_command() -> list:
     found = shutil.which("memctl", path=os.path.dirname(sys.executable))
-    return [found] if found else [sys.executable, "-m", "memctl.cli.app"]
+    return [found] if found else [sys.executable, "-m", "memctl"]
 
 
 def run_cli(arguments: list, stdin=None) -> subprocess.CompletedProcess:

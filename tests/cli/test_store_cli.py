@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -26,6 +28,14 @@ def test_version(cli):
     result = cli("--version")
     assert result.exit_code == 0
     assert result.stdout.startswith("memctl ")
+
+
+def test_python_dash_m_runs_the_command(tmp_path):
+    """`python -m memctl` is the same command as `memctl` (a module run that printed nothing once went unnoticed)."""
+    completed = subprocess.run([sys.executable, "-m", "memctl", "--home", str(tmp_path), "stats", "--json"],
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["tenant"] == "default"
 
 
 @pytest.mark.parametrize("command", [name for name in ("check", "stats", "compact")])
