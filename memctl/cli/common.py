@@ -106,6 +106,16 @@ class MemctlGroup(TyperGroup):
             return super().invoke(context)
         except EngineError as error:
             fail(str(error), error.exit_code)
+        except BrokenPipeError:
+            _quiet_closed_stdout()
         except OSError as error:
             # Disk full, permission denied…: the store is left as the last acknowledged batch made it.
             fail(f"{error.strerror or error} ({error.filename or 'I/O'})", EXIT_PROBLEMS)
+
+
+def _quiet_closed_stdout() -> None:
+    """The reader of our output went away (`memctl graph export | head`): end quietly, as Python's docs advise
+    for SIGPIPE, with stdout pointed at /dev/null so the interpreter's final flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise typer.Exit(EXIT_PROBLEMS)
