@@ -11,8 +11,10 @@ Columns: hashes u64[n] (sorted) · hash_rows u32[n] · key_offsets u64[n+1] · k
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import heapq
+import operator
 
 import numpy as np
 
@@ -47,6 +49,16 @@ def key_hash(composite: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(composite, digest_size=8).digest(), "little")
 
 
+def key_hashes(composites: list) -> np.ndarray:
+    """key_hash of every composite key, as uint64: the digests are made and read by C-level maps."""
+    digests = map(_DIGEST, map(_HASHER, composites))
+    return np.frombuffer(b"".join(digests), dtype="<u8").astype(np.uint64) if composites else np.zeros(0, np.uint64)
+
+
+_HASHER = functools.partial(hashlib.blake2b, digest_size=8)
+_DIGEST = operator.methodcaller("digest")
+
+
 def _native_view(array: np.ndarray) -> memoryview:
     """A flat memoryview in native byte order (a copy only on a big-endian host)."""
     native = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
@@ -73,17 +85,20 @@ class _Columns:
 
     def write(self, writer: SegmentWriter) -> None:
         packed_values = self.packed_values
-        hash_array = np.array([key_hash(composite) for composite in self.composites], dtype=np.uint64)
+        hash_array = key_hashes(self.composites)
         order = np.argsort(hash_array, kind="stable")
         writer.add_column("hashes", hash_array[order])
         writer.add_column("hash_rows", order.astype(np.uint32))
         writer.add_column("key_offsets", _offsets(self.composites))
         writer.add_bytes("keys", b"".join(self.composites))
-        present = [value if value is not None else b"" for value in packed_values]
+        tombstones = packed_values.count(None)
+        present = [value if value is not None else b"" for value in packed_values] if tombstones else packed_values
         writer.add_column("value_offsets", _offsets(present))
         writer.add_bytes("values", b"".join(present))
-        writer.add_column("flags", np.array([RECORD_FLAG_TOMBSTONE if value is None else 0 for value in packed_values],
-                                            dtype=np.uint8))
+        flags = np.zeros(len(packed_values), dtype=np.uint8)
+        if tombstones:
+            flags[[index for index, value in enumerate(packed_values) if value is None]] = RECORD_FLAG_TOMBSTONE
+        writer.add_column("flags", flags)
         writer.set_meta({"tables": self.table_ranges, "count": len(packed_values)})
 
 
@@ -93,20 +108,35 @@ def _offsets(pieces: list) -> np.ndarray:
     return offsets
 
 
+def _composite_keys(table: str, keys: list) -> list:
+    """composite_key(table, key) of every key: one encode of them all when they are ASCII (then a key's
+    bytes are its characters), else one per key."""
+    prefix = f"{table}\0"
+    joined = prefix.join(keys)
+    if not joined.isascii():
+        return [composite_key(table, key) for key in keys]
+    data = (prefix + joined).encode("ascii")
+    ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)) + len(prefix)).tolist()
+    return list(map(data.__getitem__, map(slice, [0] + ends[:-1], ends)))
+
+
 def write_records(writer: SegmentWriter, tables: dict, packed: dict | None = None) -> None:
     """`tables`: {table: {key: value or TOMBSTONE}} (any order); `packed`: {table: {key: msgpack bytes}} of
-    values already packed (the rest are packed here). Writes every column and the meta."""
+    values already packed (never of a key whose value is TOMBSTONE; the rest are packed here). Writes every
+    column and the meta."""
     columns = _Columns()
     for table in sorted(tables):
         rows = tables[table]
         if not rows:
             continue
-        packed_rows = (packed or {}).get(table, {})
         keys = sorted(rows)
-        values = [rows[key] for key in keys]
-        columns.add_table(table, [composite_key(table, key) for key in keys],
-                          [None if value is TOMBSTONE else packed_rows.get(key) or pack(value)
-                           for key, value in zip(keys, values)])
+        packed_rows = (packed or {}).get(table, {})
+        if len(packed_rows) == len(rows):  # every value packed at commit (a bulk load): C-level lookups
+            values = list(map(packed_rows.__getitem__, keys))
+        else:  # values replayed from the WAL, and tombstones
+            values = [None if value is TOMBSTONE else packed_rows.get(key) or pack(value)
+                      for key, value in zip(keys, map(rows.__getitem__, keys))]
+        columns.add_table(table, _composite_keys(table, keys), values)
     columns.write(writer)
 
 
@@ -199,10 +229,32 @@ class RecordsSegment:
 
     def get(self, composite: bytes, hashed: int):
         """(found, value-or-TOMBSTONE)."""
-        hashes, hash_rows = self._load()[:2]
+        hashes = self._load()[0]
         position = bisect.bisect_left(hashes, hashed)
-        verify = self.segment.verify_items
         self.segment.verify_bisect("hashes", position)
+        return self._match(composite, hashed, position)
+
+    def get_many(self, composites: list, hashed: np.ndarray) -> dict:
+        """{index: value-or-TOMBSTONE} of the composites (hashed: their key_hashes) this segment holds. One
+        search of the hash column for all of them: a writer checking a batch of new keys against every
+        segment would otherwise pay a Python-level bisect per key per segment, growing with the store."""
+        hashes = np.asarray(self._load()[0])
+        if not len(hashes) or not len(hashed):
+            return {}
+        self.segment.verify_items("hashes", 0, len(hashes))  # many searches probe all over the column
+        positions = np.searchsorted(hashes, hashed)
+        candidates = np.flatnonzero(hashes[np.minimum(positions, len(hashes) - 1)] == hashed)
+        found = {}
+        for index, position in zip(candidates.tolist(), positions[candidates].tolist()):
+            present, value = self._match(composites[index], int(hashed[index]), position)
+            if present:
+                found[index] = value
+        return found
+
+    def _match(self, composite: bytes, hashed: int, position: int):
+        """(found, value) walking the rows whose hash equals `hashed` from `position`, their first."""
+        hashes, hash_rows = self._load()[:2]
+        verify = self.segment.verify_items
         while position < len(hashes):
             verify("hashes", position, position + 1)
             if hashes[position] != hashed:

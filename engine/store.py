@@ -45,7 +45,7 @@ from engine.format import (
 )
 from engine.lock import GcLock, WriterLock
 from engine.manifest import Manifest
-from engine.records import TOMBSTONE, RecordsSegment, composite_key, key_hash, merge_records, write_records
+from engine.records import TOMBSTONE, RecordsSegment, composite_key, key_hash, key_hashes, merge_records, write_records
 from engine.segment import Segment, SegmentWriter
 
 DEFAULT_FLUSH_BYTES = 8 << 20
@@ -81,7 +81,7 @@ class Batch:
         self.operations.append([OP_PUT, table, key, value])
 
     def put_many(self, table: str, keys, values) -> None:
-        self.operations += [[OP_PUT, table, key, value] for key, value in zip(keys, values)]
+        self.operations += zip(itertools.repeat(OP_PUT), itertools.repeat(table), keys, values)  # C-made tuples
 
     def delete(self, table: str, key: str) -> None:
         self.operations.append([OP_DELETE, table, key])
@@ -260,7 +260,7 @@ class Store:
             sequence, operations = record
             if sequence <= self.sequence:
                 continue  # already folded into segments by a flush
-            self._apply(operations, len(payload))
+            self._apply(_runs(operations), len(payload))
             self.sequence = sequence
 
     # --- writing -----------------------------------------------------------------------------------------
@@ -285,9 +285,10 @@ class Store:
         they are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical values)."""
         self._check_writable()
         sequence = self.sequence + 1
-        _validate_operations(operations)
+        runs = _runs(operations)
+        _validate_runs(runs)
         try:
-            payload, packed_values = _pack_batch(sequence, operations)
+            payload, packed_values = _pack_runs(sequence, len(operations), runs)
         except (TypeError, ValueError, OverflowError) as error:
             raise InputError(f"a record value cannot be stored: {error}") from None
         try:
@@ -302,7 +303,7 @@ class Store:
         self.sequence = sequence
         fs.failpoint("commit.after_append.before_apply")
         # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
-        self._apply(operations if owned else unpack(payload)[1], len(payload), packed_values)
+        self._apply(runs if owned else _runs(unpack(payload)[1]), len(payload), packed_values)
         if self.memtable_bytes >= self.flush_bytes:
             self.flush()
         return sequence
@@ -312,20 +313,25 @@ class Store:
         from the WAL, knows what is durable."""
         self._failure = error
 
-    def _apply(self, operations: list, size: int, packed_values: list | None = None) -> None:
-        """packed_values: the msgpack bytes of each put's value, kept for the flush (None when replaying: a
-        replay runs before any commit of this handle, so no older bytes of the same key can be left over)."""
+    def _apply(self, runs: list, size: int, packed_values: list | None = None) -> None:
+        """runs: the batch's operations as _runs gives them; packed_values: the msgpack bytes of each put's
+        value, kept for the flush (None when replaying: a replay runs before any commit of this handle, so no
+        older bytes of the same key can be left over)."""
         start = 0
         # A run of operations of one kind on one table is one dict update (a bulk batch is a few long runs).
-        for (code, name), run in itertools.groupby(operations, key=_CODE_AND_NAME):
-            run = list(run)
+        for code, name, run in runs:
             if code == OP_PUT:
                 keys = list(map(_KEY, run))
                 self.tables.setdefault(name, {}).update(zip(keys, map(_VALUE, run)))
                 if packed_values is not None:
                     self.packed_values.setdefault(name, {}).update(zip(keys, packed_values[start:start + len(run)]))
             elif code == OP_DELETE:
-                self.tables.setdefault(name, {}).update(dict.fromkeys(map(_KEY, run), TOMBSTONE))
+                keys = list(map(_KEY, run))
+                self.tables.setdefault(name, {}).update(dict.fromkeys(keys, TOMBSTONE))
+                packed = self.packed_values.get(name)
+                if packed:  # bytes of a put the delete undoes: write_records takes only live values' bytes
+                    for key in keys:
+                        packed.pop(key, None)
             elif code == OP_COUNTER:
                 self.counters[name] = run[-1][2]
             else:
@@ -355,6 +361,38 @@ class Store:
             if found:
                 return None if value is TOMBSTONE else value
         return None
+
+    def get_many(self, table: str, keys: list) -> list:
+        """get() of every key, in order: the memtable answers for all of them in one C-level pass, and the
+        segments holding the table are searched, newest first, for the keys it does not hold."""
+        rows = self.tables.get(table, {})
+        segments = [segment for segment in reversed(self.records) if table in segment.tables]
+        values = list(map(rows.get, keys, itertools.repeat(_MISSING if segments else None)))
+        if segments and _MISSING in values:
+            self._get_from_segments(table, keys, values, segments)
+        if TOMBSTONE in values:
+            return [None if value is TOMBSTONE else value for value in values]
+        return values
+
+    @staticmethod
+    def _get_from_segments(table: str, keys: list, values: list, segments: list) -> None:
+        """Fill the _MISSING entries of `values` from `segments` (newest first), None where none holds the key."""
+        missing = [index for index, value in enumerate(values) if value is _MISSING]
+        composites = [composite_key(table, keys[index]) for index in missing]
+        hashed = key_hashes(composites)
+        for segment in segments:
+            found = segment.get_many(composites, hashed)
+            if found:
+                for position, value in found.items():
+                    values[missing[position]] = value
+                kept = [position for position in range(len(missing)) if position not in found]
+                missing = [missing[position] for position in kept]
+                composites = [composites[position] for position in kept]
+                hashed = hashed[kept]
+            if not missing:
+                return
+        for index in missing:
+            values[index] = None
 
     def scan(self, table: str, prefix: str = ""):
         """(key, value) of live records of `table` whose key starts with `prefix`, in key order."""
@@ -571,8 +609,7 @@ class Store:
 
 
 _MISSING = object()
-_CODE_AND_NAME, _NAME, _KEY, _VALUE = operator.itemgetter(0, 1), operator.itemgetter(1), operator.itemgetter(2), \
-    operator.itemgetter(3)
+_CODE_AND_NAME, _KEY, _VALUE = operator.itemgetter(0, 1), operator.itemgetter(2), operator.itemgetter(3)
 
 
 def _initial_manifest() -> Manifest:
@@ -596,25 +633,33 @@ def _list(directory: str) -> list[str]:
         return []
 
 
-def _pack_batch(sequence: int, operations: list) -> tuple[bytes, list]:
-    """The bytes of `pack([sequence, operations])`, built piece by piece to keep the msgpack bytes of each put's
-    value (None for other operations): a flush writes those instead of packing every value again."""
+def _runs(operations: list) -> list:
+    """(code, table or counter name, operations) of each run of consecutive operations of one code on one
+    table: a bulk batch is a few long runs, which commit checks, packs and applies as wholes."""
+    return [(code, name, list(run)) for (code, name), run in itertools.groupby(operations, key=_CODE_AND_NAME)]
+
+
+def _pack_runs(sequence: int, count: int, runs: list) -> tuple[bytes, list]:
+    """The bytes of `pack([sequence, operations])` (`count` operations, as _runs gives them), built piece by
+    piece to keep the msgpack bytes of each put's value (None for other operations): a flush writes those
+    instead of packing every value again."""
     packer = msgpack.Packer(use_bin_type=True)  # codec.pack's options: the same bytes
-    pieces = [packer.pack_array_header(2), packer.pack(sequence), packer.pack_array_header(len(operations))]
+    pack = packer.pack
+    pieces = [packer.pack_array_header(2), pack(sequence), packer.pack_array_header(count)]
     values: list = []
-    put_header = packer.pack_array_header(4) + packer.pack(OP_PUT)
-    tables: dict = {}
-    for operation in operations:
-        if operation[0] == OP_PUT and len(operation) == 4:
-            table = tables.get(operation[1])
-            if table is None:
-                table = tables[operation[1]] = packer.pack(operation[1])
-            value = packer.pack(operation[3])
-            pieces += (put_header, table, packer.pack(operation[2]), value)
-            values.append(value)
+    put_header = packer.pack_array_header(4) + pack(OP_PUT)
+    # A run of puts into one table is packed column by column, each column by one C-level map.
+    for code, table, run in runs:
+        if code == OP_PUT and set(map(len, run)) == {4}:
+            packed = list(map(pack, map(_VALUE, run)))
+            interleaved = [put_header + pack(table)] * (3 * len(run))
+            interleaved[1::3] = map(pack, map(_KEY, run))
+            interleaved[2::3] = packed
+            pieces += interleaved
+            values += packed
         else:
-            pieces.append(packer.pack(operation))
-            values.append(None)
+            pieces += map(pack, run)
+            values += [None] * len(run)
     return b"".join(pieces), values
 
 
@@ -632,15 +677,15 @@ def paused_gc():
             gc.enable()
 
 
-def _validate_operations(operations: list) -> None:
-    records = [operation for operation in operations if operation[0] in (OP_PUT, OP_DELETE)]
-    names = list(map(_NAME, records))
-    keys = list(map(_KEY, records))
-    if set(map(type, names + keys)) <= {str} and "" not in names and "\0" not in "".join(names + keys):
-        return  # all well: checked at C speed; else the loop below names the first bad operation
-    for operation in operations:
-        if operation[0] in (OP_PUT, OP_DELETE):
-            table, key = operation[1], operation[2]
+def _validate_runs(runs: list) -> None:
+    """InputError unless every record operation names a table (str without NUL) and a key (str; a key may
+    hold NUL: the table's NUL ends the table in a composite key)."""
+    for code, table, run in runs:
+        if code not in (OP_PUT, OP_DELETE):
+            continue
+        keys = list(map(_KEY, run))
+        if type(table) is str and table and "\0" not in table and set(map(type, keys)) <= {str}:
+            continue  # all well: checked at C speed; else the loop below names the first bad operation
+        for key in keys:
             if not isinstance(table, str) or not isinstance(key, str) or "\0" in table or not table:
                 raise InputError(f"record table and key must be strings without NUL (got {table!r}, {key!r})")
-

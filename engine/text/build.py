@@ -258,12 +258,14 @@ def _tokens_to_entries(token_pieces: list, placements: list, document_count: int
     if positions.size and (positions.max() >= 1 << 31 or positions.min() < 0):
         raise ValueError("token positions must lie in [0, 2**31)")
     order = _token_order(token_terms, places, positions, len(terms))
-    token_terms, places, positions = token_terms[order], places[order], positions[order].astype(np.int32)
+    token_terms, places, positions = token_terms[order], places[order], positions[order].astype(np.int32, copy=False)
     del order
     boundaries = np.flatnonzero(np.r_[True, (token_terms[1:] != token_terms[:-1]) | (places[1:] != places[:-1])]) \
         if token_terms.size else np.zeros(0, np.int64)
     entry_places = places[boundaries]
-    entries = _Entries(terms, token_terms[boundaries], entry_places // slots, entry_places % slots,
+    entry_documents, entry_fields = (entry_places, np.zeros_like(entry_places)) if slots == 1 else \
+        (entry_places // slots, entry_places % slots)
+    entries = _Entries(terms, token_terms[boundaries], entry_documents, entry_fields,
                        np.diff(np.append(boundaries, token_terms.size)), positions)
     return entries, lengths, field_names
 
@@ -309,8 +311,8 @@ def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray, t
         key_type = np.int32 if key_bits <= 31 else np.int64
         order = np.argsort((places.astype(key_type) << position_bits) | positions.astype(key_type), kind="stable")
     for shift in range(0, max(1, (term_count - 1).bit_length()), 16):
-        digits = ((terms[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digits, kind="stable")]
+        digits = terms[order] if shift == 0 else terms[order] >> shift
+        order = order[np.argsort(digits.astype(np.uint16), kind="stable")]  # the low 16 bits: the digit
     return order
 
 

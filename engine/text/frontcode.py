@@ -16,11 +16,22 @@ _WIDTH = 8  # bytes compared per pass: most shared prefixes are shorter, the res
 class StringBuffer:
     """UTF-8 strings as one uint8 buffer, with the start and length of each."""
 
-    def __init__(self, encoded: list):
+    def __init__(self, encoded: list, data: bytes | None = None):
+        """encoded: the strings' UTF-8 bytes, or anything whose len() is their byte count when `data`, all
+        of them concatenated, is given."""
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-        self.data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        self.data = np.frombuffer(b"".join(encoded) if data is None else data, dtype=np.uint8)
         self.lengths = lengths
         self.starts = np.cumsum(lengths) - lengths
+
+    @classmethod
+    def of_texts(cls, texts: list) -> "StringBuffer":
+        """The buffer of str `texts`: one encode of them all when they are ASCII (a character is then a
+        byte), else one per text."""
+        joined = "".join(texts)
+        if joined.isascii():
+            return cls(texts, joined.encode("ascii"))
+        return cls([text.encode("utf-8") for text in texts])
 
 
 def shared_prefixes(buffer: StringBuffer, left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -10,15 +10,12 @@ from __future__ import annotations
 import math
 from itertools import chain
 
-import numpy as np
-
 from engine.errors import InputError
 from engine.format import OP_DELETE, OP_PUT, TEXT_DEAD_TABLE, TEXT_DOCNO_COUNTER, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE
 from engine.codec import pack, unpack
 from engine.text import pieces, stored
+from engine.text.stored import DEFAULT_FIELD
 from engine.text.kind import SIGNATURE_KEY, collector_paused, dead_key
-
-DEFAULT_FIELD = "text"
 
 
 class TextIndex:
@@ -52,33 +49,32 @@ class TextIndex:
         with collector_paused():
             analysis = _Analysis(self.tokenizer, self.store_text, pieces.pending_of(self.store).vocabulary)
             analysis.add(documents)
-            return self._add_prepared(analysis.prepared, analysis.finish(), batch)
+            return self._add_prepared(analysis.keys, analysis.records, analysis.finish(), batch)
 
-    def _add_prepared(self, prepared: list, piece, batch) -> list:
-        if not prepared:
+    def _add_prepared(self, keys: list, records: list, piece, batch) -> list:
+        if not records:
             return []
         with _BatchScope(self.store, batch) as active:
             self._write_signature(active)
-            first = active.allocate(TEXT_DOCNO_COUNTER, len(prepared))
-            docnos = range(first, first + len(prepared))
-            keys = [key for key, _record in prepared]
-            records = [record for _key, record in prepared]
+            first = active.allocate(TEXT_DOCNO_COUNTER, len(records))
+            docnos = range(first, first + len(records))
             for record, docno in zip(records, docnos):
                 record["docno"] = docno
             retired = self._retired(keys, docnos, _pending_documents(active))
             active.put_many(TEXT_DEAD_TABLE, retired, [1] * len(retired))
             active.put_many(TEXT_DOCUMENT_TABLE, keys, records)
             # Before the commit: a commit may flush, and the flush takes the piece.
-            pieces.pending_of(self.store).add(piece, first, records)
+            pieces.pending_of(self.store).add(piece, first, keys, records)
         return list(docnos)
 
     def _retired(self, keys: list, docnos, pending: dict) -> list:
         """text.dead keys of the documents that `keys` replace (in the store, the batch, or earlier in keys)."""
-        if not pending and self.store.counter(TEXT_DOCNO_COUNTER) == 0 and len(set(keys)) == len(keys):
-            return []  # nothing was ever indexed: a first bulk load skips a store lookup per document
+        current = self.store.get_many(TEXT_DOCUMENT_TABLE, keys)
+        if not pending and current.count(None) == len(current) and len(set(keys)) == len(keys):
+            return []  # all new (a bulk load): no step per document
         retired = []
-        for key, docno in zip(keys, docnos):
-            replaced = self._current_docno(key, pending)
+        for key, docno, record in zip(keys, docnos, current):
+            replaced = pending[key] if key in pending else None if record is None else record["docno"]
             if replaced is not None:
                 retired.append(dead_key(replaced))
             pending[key] = docno
@@ -130,21 +126,30 @@ class TextIndex:
 class _Analysis:
     """The records of one add_many call, checked and analysed, and their tokens as one TokenPiece
     (engine.text.pieces) for the flush. Every value a record holds is a plain str, list, dict, bytes, float
-    or None, as the store would read it back (our batches hand their values over)."""
+    or None, as the store would read it back (our batches hand their values over).
+
+    A document's steps are few and run in one loop (checks, its record, its fields as runs); the analysis,
+    joining and encoding of every run's tokens then run as C-level maps over all runs at once."""
 
     def __init__(self, tokenizer, store_text: bool, vocabulary):
         self.index_tokens = tokenizer.index_tokens
         self.store_text = store_text
         self.vocabulary = vocabulary
-        # Per field of every document: (terms, positions, document, field name, the record's positions map).
-        self.runs: list = []
-        self.prepared: list = []  # (key, record) per document
+        self.keys: list = []
+        self.records: list = []
+        self.attributes = False  # whether a document has a type, a timestamp or tags
+        # Per run (one field of one document): its document, field name, text, and where its record keeps it:
+        # (map and key of its terms, map and key of its positions, fields map or None).
+        self.run_documents: list = []
+        self.run_names: list = []
+        self.run_texts: list = []
+        self.run_places: list = []
 
     def add(self, documents) -> None:
-        """Check and analyse every document (cheap checks before analysis); one loop with everything at hand,
-        since its steps per document are most of what indexing a short document costs."""
-        index_tokens, store_text, runs, prepared = self.index_tokens, self.store_text, self.runs, self.prepared
-        separator = stored.SEPARATOR
+        """Check every document and lay out its record and runs (cheap checks before any analysis)."""
+        keys, records, store_text = self.keys, self.records, self.store_text
+        run_documents, run_names, run_texts, run_places = self.run_documents, self.run_names, self.run_texts, \
+            self.run_places
         for index, document in enumerate(documents):
             if not isinstance(document, dict):
                 raise InputError("a document must be a mapping with 'key' and 'fields'", _where(index))
@@ -157,43 +162,67 @@ class _Analysis:
                 fields = {DEFAULT_FIELD: fields}
             elif not isinstance(fields, dict):
                 _bad_fields(index)
-            timestamp = kind = tags = None
+            texts = {} if store_text else None
+            if len(fields) == 1 and DEFAULT_FIELD in fields:  # the record keeps its one field's tokens itself
+                record = {"tokens": None, "positions": None}
+                places = (record, "tokens", record, "positions", texts)
+            else:
+                record = {"tokens": {}, "positions": {}}
+                places = None
             if len(document) > 2:  # more than key and fields
-                timestamp, kind, tags = document.get("timestamp"), document.get("type"), document.get("tags")
-            tokens: dict = {}
-            stored_positions: dict = {}  # filled by finish()
-            record = {"tokens": tokens, "positions": stored_positions,
-                      "type": None if kind is None else _checked_type(kind, index),
-                      "ts": None if timestamp is None else _checked_timestamp(timestamp, index)}
-            if tags:
-                record["tags"] = _checked_tags(tags, index)
-            texts: dict = {}
+                self.attributes = _add_attributes(record, document, index) or self.attributes
+            if store_text:
+                record["fields"] = texts
             for name, text in fields.items():
                 if type(name) is not str or type(text) is not str or not name:
                     name, text = _checked_field(name, text, index)
-                terms, positions = index_tokens(text)
-                joined = tokens[name] = separator.join(terms)
-                if (terms and joined.count(separator) != len(terms) - 1) or len(positions) != len(terms):
-                    stored.join_terms(terms, positions)  # raises, saying what is wrong
-                runs.append((terms, positions, index, name, stored_positions))
-                texts[name] = text
-            if store_text:
-                record["fields"] = texts
-            prepared.append((key, record))
+                run_documents.append(index)
+                run_names.append(name)
+                run_texts.append(text)
+                run_places.append(places or (record["tokens"], name, record["positions"], name, texts))
+            keys.append(key)
+            records.append(record)
 
     def finish(self):
-        """Fill in every field's stored positions; the piece of the analysed documents."""
-        if not self.runs:
-            return pieces.make_piece(self.vocabulary, [], np.zeros(0, np.int64), [], [], [], [], len(self.prepared))
-        term_lists, position_lists, documents, names, position_maps = zip(*self.runs)
+        """Analyse every run into its record's maps; the piece of the analysed documents."""
+        names = self.run_names
+        analysed = list(map(self.index_tokens, self.run_texts))
+        term_lists, position_lists = zip(*analysed) if analysed else ((), ())
         run_lengths = list(map(len, term_lists))
-        positions = stored.positions_array(list(chain.from_iterable(position_lists)))
-        for position_map, name, data in zip(position_maps, names, stored.positions_bytes(positions, run_lengths)):
-            position_map[name] = data
+        joined = list(map(stored.SEPARATOR.join, term_lists))
+        if list(map(len, position_lists)) != run_lengths:
+            _raise_for_bad_run(term_lists, position_lists)
+        positions = stored.positions_array(chain.from_iterable(position_lists))
+        encoded = stored.positions_bytes(positions, run_lengths)
+        for (tokens, tokens_key, stored_positions, positions_key, texts), name, terms, data, text in zip(
+                self.run_places, names, joined, encoded, self.run_texts):
+            tokens[tokens_key] = terms
+            stored_positions[positions_key] = data
+            if texts is not None:
+                texts[name] = text
         field_names = list(dict.fromkeys(names))
         run_fields = list(map(dict(zip(field_names, range(len(field_names)))).__getitem__, names))
-        return pieces.make_piece(self.vocabulary, chain.from_iterable(term_lists), positions, run_lengths, documents,
-                                 run_fields, field_names, len(self.prepared))
+        return pieces.make_piece(self.vocabulary, chain.from_iterable(term_lists), positions, run_lengths,
+                                 self.run_documents, run_fields, field_names, len(self.records), self.attributes)
+
+
+def _raise_for_bad_run(term_lists, position_lists) -> None:
+    """ValueError naming what is wrong with the first run whose positions are not one per term."""
+    for terms, positions in zip(term_lists, position_lists):
+        stored.join_terms(terms, positions)
+
+
+def _add_attributes(record: dict, document: dict, index: int) -> bool:
+    """A document's optional type, timestamp and tags, checked, into its record (absent ones are left out);
+    whether it has any."""
+    kind, timestamp, tags = document.get("type"), document.get("timestamp"), document.get("tags")
+    if kind is not None:
+        record["type"] = _checked_type(kind, index)
+    if timestamp is not None:
+        record["ts"] = _checked_timestamp(timestamp, index)
+    if tags:
+        record["tags"] = _checked_tags(tags, index)
+    return kind is not None or timestamp is not None or bool(tags)
 
 
 def _bad_fields(index: int):

@@ -31,7 +31,7 @@ _SHORT, _LONG = 0, 1  # block layouts: the (shared, suffix) numbers as single by
 
 def encode(keys: list) -> dict:
     """Columns for `keys` (str, document order)."""
-    strings = StringBuffer([key.encode("utf-8") for key in keys])
+    strings = StringBuffer.of_texts(keys)
     count = len(keys)
     block_count = -(-count // KEYS_PER_BLOCK)
     blocks = np.arange(block_count)

@@ -2,9 +2,11 @@
 
 Records (the source of truth, written by engine.text.index.TextIndex):
     text.doc   external key → {"docno", "fields": {name: text}, "tokens": {name: terms},
-                               "positions": {name: positions}, "type", "ts", "tags"}; the tokens (encoded
-                               as engine.text.stored says) are stored so that neither a flush nor a
-                               reader's in-memory part needs the tokenizer (jieba) again
+                               "positions": {name: positions}, "type", "ts", "tags"} (type, ts and tags
+                               only when given); the tokens (encoded as engine.text.stored says, without
+                               the maps for a document of the default field alone) are stored so that
+                               neither a flush nor a reader's in-memory part needs the tokenizer (jieba)
+                               again
     text.dead  docno as 16 hex digits → 1: a document number that a delete or an update retired
     text.meta  "tokenizer" → the analysis signature of the documents (Tokenizer.signature())
 
@@ -17,7 +19,9 @@ drops every retired document and every term only they held.
 from __future__ import annotations
 
 import gc
+import operator
 from contextlib import contextmanager
+from itertools import compress
 
 import numpy as np
 
@@ -154,39 +158,78 @@ def _dead_docnos(rows: dict) -> set:
 def _sources(rows: dict, dead: set, pending):
     """The live documents of text.doc `rows`, their tokens from the writer's pieces (`pending`,
     engine.text.pieces.PendingTokens or None) where those hold them, else from the records."""
-    from engine.text import stored
     from engine.text.build import Sources
 
     sources = Sources([], [], [], [], [], [], [])
     if not rows:
         return sources
+    covered: set = set()
+    held_documents = 0
     if pending is not None:
         sources.pieces = pending.pieces
-    find = pending.find if pending is not None else lambda docno, record: None
-    for key, value in rows.items():
-        if value is TOMBSTONE:
-            continue
-        try:
-            docno = value["docno"]
-            if docno in dead:
-                continue
-            found = find(docno, value)
-            undecoded = stored.record_fields(value) if found is None else None
-            sources.types.append(value.get("type"))
-            sources.timestamps.append(value.get("ts"))
-            sources.tags.append(value.get("tags") or ())
-        except (KeyError, TypeError, AttributeError, ValueError):
-            raise CorruptionError(TEXT_DOCUMENT_TABLE, None, f"text document record {key!r} is malformed") from None
-        sources.docnos.append(docno)
-        sources.keys.append(key)
-        if found is None:
-            sources.piece_of.append(-1)
-            sources.piece_documents.append(len(sources.undecoded))
-            sources.undecoded.append(undecoded)
-        else:
-            sources.piece_of.append(found[0])
-            sources.piece_documents.append(found[1])
+        dead_numbers = np.fromiter(dead, dtype=np.int64, count=len(dead))
+        for number, first, keys, records, held in pending.held(rows):
+            held_documents += int(np.count_nonzero(held))
+            if held_documents < len(rows):
+                covered.update(compress(keys, held))
+            retired = dead_numbers[(dead_numbers >= first) & (dead_numbers < first + len(keys))] - first
+            held[retired] = False
+            _add_piece_documents(sources, number, first, keys, records, held)
+    # A key is held by one piece at most (by its very record, or an equal one of the same docno), so the
+    # count of held documents tells whether any row is left.
+    if held_documents < len(rows):
+        rest = rows if not covered else {key: rows[key] for key in rows.keys() - covered}
+        for key, value in rest.items():
+            _add_record(sources, key, value, dead)
     return sources
+
+
+def _add_piece_documents(sources, number: int, first: int, keys: list, records: list, held: np.ndarray) -> None:
+    """The held documents of piece `number` (records of our own making: no checks), by C-level maps."""
+    chosen = np.flatnonzero(held)
+    if chosen.size < len(keys):
+        pick = chosen.tolist()
+        keys, records = [keys[local] for local in pick], [records[local] for local in pick]
+    sources.docnos += (chosen + first).tolist()
+    sources.keys += keys
+    if sources.pieces[number].attributes:
+        sources.types += map(_TYPE, records)
+        sources.timestamps += map(_TIMESTAMP, records)
+        sources.tags += map(_TAGS, records)
+    else:
+        sources.types += [None] * chosen.size
+        sources.timestamps += [None] * chosen.size
+        sources.tags += [()] * chosen.size
+    sources.piece_of += [number] * chosen.size
+    sources.piece_documents += chosen.tolist()
+
+
+def _add_record(sources, key: str, value, dead: set) -> None:
+    """A document from its record alone (replayed, or written by another handle); TOMBSTONE and retired
+    documents are left out."""
+    from engine.text import stored
+
+    if value is TOMBSTONE:
+        return
+    try:
+        docno = value["docno"]
+        if docno in dead:
+            return
+        undecoded = stored.record_fields(value)
+        sources.types.append(value.get("type"))
+        sources.timestamps.append(value.get("ts"))
+        sources.tags.append(value.get("tags") or ())
+    except (KeyError, TypeError, AttributeError, ValueError):
+        raise CorruptionError(TEXT_DOCUMENT_TABLE, None, f"text document record {key!r} is malformed") from None
+    sources.docnos.append(docno)
+    sources.keys.append(key)
+    sources.piece_of.append(-1)
+    sources.piece_documents.append(len(sources.undecoded))
+    sources.undecoded.append(undecoded)
+
+
+_TYPE, _TIMESTAMP, _TAGS = (operator.methodcaller("get", name, default) for name, default in
+                            (("type", None), ("ts", None), ("tags", ())))
 
 
 def _guarded(builder, sources: list, deleted, signature):

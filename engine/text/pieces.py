@@ -7,15 +7,15 @@ into one. Mapping 1.4M term strings to numbers is most of a 100k-document build'
 split back out of the records cost as much again: a flush that finds the batch's piece pays neither.
 
 PendingTokens holds the pieces of a writer's unflushed batches, keyed by the store (weakly: a closed
-store's pieces go with it). A flush uses a document's piece only when the record's tokens are the very
-value (or an equal one) the piece was made from, so a replaced, replayed or foreign record is decoded from
-the record as before: the records stay the source of truth, and the pieces a shortcut to the same arrays.
+store's pieces go with it). A flush uses a document's piece only when the memtable holds the very record
+(or an equal one) the piece was made from, so a replaced, replayed or foreign record is decoded from the
+record as before: the records stay the source of truth, and the pieces a shortcut to the same arrays.
 """
 
 from __future__ import annotations
 
+import operator
 import weakref
-from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import count
 
@@ -33,13 +33,19 @@ class Vocabulary:
         self.tokens = 0
 
     def code(self, terms, total: int) -> np.ndarray:
-        """The codes of `total` terms (any iterable); ValueError for an empty term, which no text holds."""
+        """The codes of `total` terms (any iterable); ValueError for an empty term or one holding the stored
+        separator (engine.text.stored), which no text holds: a bad term is new to the vocabulary, so only the
+        new terms are checked."""
         dtype = np.int32 if self.tokens + total < 1 << 31 else np.int64
+        known = len(self.codes)
         codes = np.fromiter(map(self.codes.setdefault, terms, count(self.tokens)), dtype=dtype, count=total)
         self.tokens += total
-        if "" in self.codes:
-            del self.codes[""]
-            raise ValueError("index terms must be non-empty, hold no spaces and have one position each")
+        if len(self.codes) > known:
+            new_terms = list(self.codes)[known:]
+            if "" in new_terms or stored.SEPARATOR in "".join(new_terms):
+                for term in new_terms:
+                    del self.codes[term]
+                raise ValueError("index terms must be non-empty, hold no spaces and have one position each")
         return codes
 
 
@@ -53,17 +59,18 @@ class TokenPiece:
     run_fields: np.ndarray  # index into field_names of each run's field
     field_names: list
     document_count: int
+    attributes: bool = True  # False: no document of the piece has a type, a timestamp or tags
 
 
 def make_piece(vocabulary: Vocabulary, terms, positions: np.ndarray, run_lengths: list, run_documents, run_fields: list,
-               field_names: list, document_count: int) -> TokenPiece:
+               field_names: list, document_count: int, attributes: bool = True) -> TokenPiece:
     """terms: every token's term, in run order (any iterable, len(positions) of them)."""
     if positions.size and positions.max() < 1 << 31:
         positions = positions.astype(np.int32)  # a build refuses larger ones; 32 bits halve what a flush touches
     return TokenPiece(vocabulary, vocabulary.code(terms, positions.size), positions,
                       np.asarray(run_lengths, dtype=np.int64),
                       np.asarray(run_documents, dtype=np.int64), np.asarray(run_fields, dtype=np.int64),
-                      field_names, document_count)
+                      field_names, document_count, attributes)
 
 
 def decode_piece(documents_fields: list) -> TokenPiece:
@@ -88,33 +95,36 @@ class PendingTokens:
         self.vocabulary = Vocabulary()
         self.pieces: list = []
         self._firsts: list = []  # first docno of each piece, ascending
+        self._keys: list = []  # per piece: the keys of its documents
         self._records: list = []  # per piece: the records its documents were analysed into
 
-    def add(self, piece: TokenPiece, first_docno: int, records: list) -> None:
+    def add(self, piece: TokenPiece, first_docno: int, keys: list, records: list) -> None:
         # A batch that was never committed hands its docnos out again: pieces reaching them are stale.
         kept = [number for number, (first, records_of) in enumerate(zip(self._firsts, self._records))
                 if first + len(records_of) <= first_docno]
         if len(kept) < len(self.pieces):
-            self.pieces, self._firsts, self._records = ([column[number] for number in kept] for column in
-                                                        (self.pieces, self._firsts, self._records))
+            self.pieces, self._firsts, self._keys, self._records = (
+                [column[number] for number in kept] for column in (self.pieces, self._firsts, self._keys, self._records))
         self.pieces.append(piece)
         self._firsts.append(first_docno)
+        self._keys.append(keys)
         self._records.append(records)
 
-    def find(self, docno: int, record: dict):
-        """(piece index, document in the piece) analysed into this very record (or an equal one), or None."""
-        number = bisect_right(self._firsts, docno) - 1
-        if number < 0:
-            return None
-        local = docno - self._firsts[number]
-        records = self._records[number]
-        if local >= len(records):
-            return None
-        analysed = records[local]
-        if analysed is not record and (analysed["tokens"] != record["tokens"]
-                                       or analysed["positions"] != record.get("positions")):
-            return None
-        return number, local
+    def held(self, rows: dict):
+        """Per piece: (its number, first docno, keys, records, held), where held (bool array) says of each
+        document whether `rows` (text.doc records) still hold the very record it was analysed into, or an
+        equal one of the same docno (a batch committed without handing its values over)."""
+        for number, (first, keys, records) in enumerate(zip(self._firsts, self._keys, self._records)):
+            current = list(map(rows.get, keys))
+            held = np.fromiter(map(operator.is_, current, records), dtype=bool, count=len(keys))
+            for local in np.flatnonzero(~held).tolist():
+                held[local] = _same_analysis(current[local], records[local])
+            yield number, first, keys, records, held
+
+
+def _same_analysis(row, record: dict) -> bool:
+    return (isinstance(row, dict) and row.get("docno") == record["docno"] and row.get("tokens") == record["tokens"]
+            and row.get("positions") == record["positions"])
 
 
 _PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -95,8 +95,8 @@ def encode(term_ids, documents, fields, frequencies, positions, term_count: int,
     position_lengths = varint.encoded_lengths(position_values)
     position_term_bytes = _sums(position_lengths, run_offsets(frequencies)[first_entries])
     return EncodedPostings(
-        postings=_term_streams(document_values, document_lengths, details[detailed], detail_lengths, counts,
-                               detail_counts),
+        postings=_term_streams(document_values, document_lengths, details[detailed], detail_lengths,
+                               term_document_bytes, term_detail_bytes),
         postings_offsets=narrow(np.append(0, np.cumsum(term_document_bytes + term_detail_bytes))),
         positions=varint.encode(position_values, position_lengths),
         position_offsets=narrow(np.append(0, np.cumsum(position_term_bytes))),
@@ -125,20 +125,16 @@ def _bytes_before(lengths: np.ndarray, owners: np.ndarray, rows: np.ndarray, sta
     return before[np.searchsorted(owners, rows)] - before[np.searchsorted(owners, starts)]
 
 
-def _term_streams(document_values, document_lengths, detail_values, detail_lengths, counts, detail_counts):
-    """Varints term after term: the term's document values, then its detail values."""
-    size = document_values.size + detail_values.size
-    # A document value moves past the details of the terms before it; a detail past the entries of its
-    # own term and of those before it.
-    document_places = np.arange(document_values.size) + np.repeat(np.cumsum(detail_counts) - detail_counts, counts)
-    detail_places = np.arange(detail_values.size) + np.repeat(np.cumsum(counts), detail_counts)
-    values = np.empty(size, dtype=np.uint64)
-    values[document_places] = document_values
-    values[detail_places] = detail_values
-    lengths = np.empty(size, dtype=np.int64)
-    lengths[document_places] = document_lengths
-    lengths[detail_places] = detail_lengths
-    return varint.encode(values, lengths)
+def _term_streams(document_values, document_lengths, detail_values, detail_lengths, term_document_bytes,
+                  term_detail_bytes):
+    """Varints term after term: the term's document values, then its detail values. Both are encoded as
+    streams of their own; the few detail bytes are then inserted after their term's document bytes (a pass
+    over bytes, not over 64-bit values)."""
+    documents = varint.encode(document_values, document_lengths)
+    if not detail_values.size:
+        return documents
+    insert_at = np.repeat(np.cumsum(term_document_bytes), term_detail_bytes)
+    return np.insert(documents, insert_at, varint.encode(detail_values, detail_lengths))
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:
@@ -161,15 +157,21 @@ def run_offsets(lengths: np.ndarray) -> np.ndarray:
 
 
 def _position_deltas(positions: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
+    """Each entry's positions as its first one, then differences to the previous; only entries of more than
+    one position (few: a term seldom repeats in a field) have differences to take."""
     if positions.size == 0:
         return positions
-    if (positions < 0).any():
+    if positions.min() < 0:
         raise ValueError("positions must be non-negative")
-    deltas = np.diff(positions, prepend=0)
-    starts = run_offsets(frequencies)
-    deltas[starts] = positions[starts]
-    if (deltas < 0).any():
-        raise ValueError("positions must ascend within an entry")
+    deltas = positions.copy()
+    repeated = np.flatnonzero(frequencies > 1)
+    if repeated.size:
+        counts = frequencies[repeated] - 1  # the positions after each repeated entry's first
+        following = run_offsets(frequencies)[repeated] + 1
+        places = np.repeat(following - run_offsets(counts), counts) + np.arange(int(counts.sum()))
+        deltas[places] = positions[places] - positions[places - 1]
+        if deltas[places].min() < 0:
+            raise ValueError("positions must ascend within an entry")
     return deltas
 
 

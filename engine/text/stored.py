@@ -5,14 +5,16 @@
     record["positions"][field]   bytes: one little-endian u16 per term when every position is below 65,536,
                                  else one u32 per term
 
-A list of 20 short strings and 20 integers costs msgpack, the WAL and every flush 40 objects per field; one
-string and one byte string pack, unpack and split at C speed. Keeping them in two maps of plain values
-(format 3) leaves a record without any list, which Python's cyclic collector then never visits: a bulk
-load no longer pays a collection pass over every record of the memtable after each batch. Records of
-format 2 hold [terms, positions] pairs under "tokens" and no "positions"; `record_fields` reads both.
+A document whose only field is DEFAULT_FIELD (text given alone, the common case) keeps that field's terms
+and positions as record["tokens"] and record["positions"] themselves, without the maps.
 
-A stored field, as the functions here take and give it, is the pair (terms, positions).
-"""
+A list of 20 short strings and 20 integers costs msgpack, the WAL and every flush 40 objects per field; one
+string and one byte string pack, unpack and split at C speed. Without the maps, a record of the default
+field holds no container at all (when it keeps no text either), so Python's cyclic collector never tracks
+it, and each map left out is one object less to make, pack and free per document. Records of format 2
+hold [terms, positions] pairs under "tokens" and no "positions"; `record_fields` reads every layout.
+
+A stored field, as the functions here take and give it, is the pair (terms, positions)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import numpy as np
 from engine.errors import CorruptionError
 
 SEPARATOR = " "
+DEFAULT_FIELD = "text"  # the field of a document given as text alone
 _WIDTHS = {2: "H", 4: "I"}
 
 
@@ -36,6 +39,8 @@ def record_fields(record: dict) -> dict:
     tokens, positions = record["tokens"], record.get("positions")
     if positions is None:
         return tokens  # format 2: the pairs themselves
+    if type(tokens) is str:  # a document of the default field alone
+        return {DEFAULT_FIELD: (tokens, positions)}
     if not isinstance(tokens, dict) or not isinstance(positions, dict) or tokens.keys() != positions.keys():
         raise ValueError("a text document's tokens and positions name different fields")
     return {name: (terms, positions[name]) for name, terms in tokens.items()}
@@ -50,16 +55,13 @@ def join_terms(terms: list, positions: list) -> str:
     return joined
 
 
-def positions_array(positions: list) -> np.ndarray:
-    """int64 array of integer positions in [0, 2**32); ValueError otherwise."""
+def positions_array(positions) -> np.ndarray:
+    """int64 array of integer positions in [0, 2**32) (any iterable, read at C speed); ValueError otherwise."""
     try:
-        values = np.array(positions)
-    except OverflowError:
-        values = None
-    if values is None or (values.size and (values.dtype.kind not in "iu" or values.min() < 0
-                                           or values.max() >= 1 << 32)):
-        raise ValueError("token positions must be integers in [0, 2**32)")
-    return values.astype(np.int64)
+        values = array("I", positions)  # 32-bit unsigned: the range check comes with the conversion
+    except (TypeError, OverflowError):
+        raise ValueError("token positions must be integers in [0, 2**32)") from None
+    return np.frombuffer(values, dtype=np.uint32).astype(np.int64) if values else np.zeros(0, np.int64)
 
 
 def positions_bytes(positions: np.ndarray, run_lengths) -> list:

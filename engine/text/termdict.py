@@ -14,7 +14,9 @@ UTF-8 byte order equals code point order, so Python's string sort and the byte c
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left, bisect_right
+from itertools import islice
 
 import numpy as np
 
@@ -29,11 +31,10 @@ from engine.format import TEXT_TERMS_PER_BLOCK as TERMS_PER_BLOCK
 
 def encode(sorted_terms: list) -> dict:
     """Columns for `sorted_terms` (str, strictly ascending)."""
-    encoded = [term.encode("utf-8") for term in sorted_terms]
-    if any(previous >= term for previous, term in zip(encoded, encoded[1:])):
+    strings = StringBuffer.of_texts(sorted_terms)
+    if not all(map(operator.lt, sorted_terms, islice(sorted_terms, 1, None))):  # str order is UTF-8 byte order
         raise ValueError("terms must be unique and sorted")
-    strings = StringBuffer(encoded)
-    count = len(encoded)
+    count = len(sorted_terms)
     shared = np.zeros(count, dtype=np.int64)
     followers = np.flatnonzero(np.arange(count) % TERMS_PER_BLOCK)  # every term but the first of a block
     shared[followers] = shared_prefixes(strings, followers - 1, followers)

@@ -23,16 +23,15 @@ def _unsigned(values) -> np.ndarray:
 
 
 def encoded_lengths(values) -> np.ndarray:
-    """Bytes each value takes (1..10)."""
+    """Bytes each value takes (1..10): one more for every power of 128 it reaches, one whole-array comparison
+    per byte the largest value needs (a postings stream needs two or three)."""
     values = _unsigned(values)
     lengths = np.ones(values.shape, dtype=np.int64)
-    longer = np.flatnonzero(values >= 0x80)
-    remaining = values[longer] >> 7
-    while longer.size:
-        # Each pass touches only the values still longer (a postings stream is mostly 1-byte values).
-        lengths[longer] += 1
-        still = remaining >= 0x80
-        longer, remaining = longer[still], remaining[still] >> 7
+    if values.size:
+        top, threshold = int(values.max()), 0x80
+        while top >= threshold:  # threshold <= top: representable in the values' dtype
+            lengths += values >= threshold
+            threshold <<= 7
     return lengths
 
 

@@ -1,9 +1,9 @@
-"""Store.commit builds the WAL payload value by value and keeps each value's bytes for the flush: the bytes
-must be those of codec.pack([sequence, operations]), and owned operations must read back as decoded ones."""
+"""Store.commit builds the WAL payload run by run and keeps each value's bytes for the flush: the bytes must be
+those of codec.pack([sequence, operations]), and owned operations must read back as decoded ones."""
 
 from engine.codec import pack
 from engine.format import OP_COUNTER, OP_DELETE, OP_PUT
-from engine.store import Store, _pack_batch
+from engine.store import Store, _pack_runs, _runs
 
 VALUES = [None, True, 0, -1, 2**40, 1.5, "", "文本", b"\x00bytes", [1, [2, (3, 4)]], {"k": {"nested": [None]}},
           {1: "int key"}, "x" * 70000, list(range(20))]
@@ -13,7 +13,7 @@ def test_payload_bytes_equal_packing_the_whole_batch():
     operations = [[OP_PUT, "t", f"k{index}", value] for index, value in enumerate(VALUES)]
     operations += [[OP_DELETE, "t", "k1"], [OP_COUNTER, "c", 7], (OP_PUT, "u" * 40, "key", (1, 2))]
     operations += [[OP_PUT, "t", f"many{index}", index] for index in range(70000)]  # an array32 header
-    payload, values = _pack_batch(12345, operations)
+    payload, values = _pack_runs(12345, len(operations), _runs(operations))
     assert payload == pack([12345, operations])
     assert values[:len(VALUES)] == [pack(value) for value in VALUES]
     assert values[len(VALUES):len(VALUES) + 2] == [None, None]

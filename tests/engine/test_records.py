@@ -37,6 +37,13 @@ def get(segment: RecordsSegment, table: str, key: str):
     return segment.get(composite, key_hash(composite))
 
 
+@pytest.mark.parametrize("keys", [["a", "chat/0000001", "chat/0000002", "x\0y"], ["日本", "a", "é"], []])
+def test_keys_of_a_table_are_composed_and_hashed_in_bulk_as_one_by_one(keys):
+    composites = records_module._composite_keys("text.doc", keys)
+    assert composites == [composite_key("text.doc", key) for key in keys]
+    assert records_module.key_hashes(composites).tolist() == [key_hash(composite) for composite in composites]
+
+
 def test_composite_key_and_hash_follow_the_spec():
     composite = composite_key("text.doc", "日本")
     assert composite == "text.doc\0日本".encode("utf-8")
@@ -114,6 +121,7 @@ def test_iterate_with_prefix(tmp_path, table, prefix, keys):
 
 def test_hash_collisions_are_resolved_by_comparing_keys(tmp_path, monkeypatch):
     monkeypatch.setattr(records_module, "key_hash", lambda composite: 7)
+    monkeypatch.setattr(records_module, "key_hashes", lambda composites: np.full(len(composites), 7, np.uint64))
     segment = build(tmp_path, TABLES)
     assert set(segment.segment.column("hashes").tolist()) == {7}
     for table, keys in TABLES.items():

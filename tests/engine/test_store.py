@@ -10,6 +10,7 @@ import sys
 import tempfile
 import types
 
+import numpy as np
 import pytest
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -64,6 +65,8 @@ def assert_reads(store: Store, expected: dict, table=T, absent=("absent",)) -> N
         assert store.get(table, key) == value
     for key in absent:
         assert store.get(table, key) is None
+    keys = [*expected, *absent, *expected]
+    assert store.get_many(table, keys) == [expected.get(key) for key in keys]
 
 
 def data_files(path: str) -> dict:
@@ -155,6 +158,61 @@ def test_every_step_survives_reopen(store):
     store = reopen(store)
     assert_reads(store, expected, absent=("c", "d", "e"))
     store.close()
+
+
+def test_get_many_searches_segments_only_for_keys_the_memtable_lacks(store):
+    put(store, ("flushed", 1), ("replaced", 1), ("deleted", 1))
+    store.flush()
+    put(store, ("replaced", 2), ("new", 2))
+    delete(store, "deleted")
+    keys = ["new", "flushed", "replaced", "deleted", "absent"]
+    assert store.get_many(T, keys) == [2, 1, 2, None, None]
+    assert store.get_many(U, keys) == [None] * 5 and store.get_many(T, []) == []
+
+
+def test_get_many_over_several_segments_equals_get_of_each_key(store, monkeypatch):
+    """Newest segment wins, a tombstone in a newer segment hides an older value, and keys whose hashes collide
+    are told apart by their bytes (every hash is forced into one of four values here)."""
+    import engine.records as records_module
+    import engine.store as store_module
+
+    real_hash = records_module.key_hash
+
+    def colliding_hash(composite):
+        return real_hash(composite) % 4
+
+    def colliding_hashes(composites):
+        return np.array([colliding_hash(composite) for composite in composites], dtype=np.uint64)
+
+    for module in (records_module, store_module):
+        monkeypatch.setattr(module, "key_hash", colliding_hash)
+        monkeypatch.setattr(module, "key_hashes", colliding_hashes)
+    rng = np.random.default_rng(5)
+    keys = [f"k{number:03d}" for number in range(120)]
+    for generation in range(4):
+        chosen = rng.choice(len(keys), 50, replace=False).tolist()
+        put(store, *[(keys[index], generation * 1000 + index) for index in chosen[:40]])
+        delete(store, *[keys[index] for index in chosen[40:]])
+        store.flush()
+    assert len(store.records) == 4
+    asked = keys + ["absent", keys[0]]
+    many = store.get_many(T, asked)
+    assert many == [store.get(T, key) for key in asked]
+    assert None in many and any(value is not None for value in many)
+
+
+def test_a_key_put_then_deleted_in_the_memtable_is_flushed_as_deleted(store):
+    """A delete drops the packed bytes the put left for the flush: no stale value reaches the segment."""
+    put(store, ("gone", "secret value"), ("kept", 1))
+    store.flush()
+    put(store, ("gone", "second secret"), ("twice", 1))
+    delete(store, "gone", "twice")
+    put(store, ("twice", 2))
+    store.flush()
+    assert_reads(store, {"kept": 1, "twice": 2}, absent=("gone",))
+    store.compact()
+    assert files_containing(store.path, b"secret") == []
+    assert_reads(reopen(store), {"kept": 1, "twice": 2}, absent=("gone",))
 
 
 def test_reader_sees_the_same_as_the_writer(store):

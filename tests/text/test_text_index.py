@@ -272,7 +272,7 @@ def test_records_of_format_2_are_read_flushed_and_compacted_like_new_ones(tmp_pa
         index = TextIndex(store, TOKENIZER)
         index.add("new", {"title": "new", "text": texts["new"]})
         record = index.get("new")
-        assert set(record) == {"docno", "tokens", "positions", "fields", "type", "ts"}  # no tags: none given
+        assert set(record) == {"docno", "tokens", "positions", "fields"}  # no type, time or tags: none given
         assert record["tokens"]["text"] == "gamma 蓝牙 beta" and isinstance(record["positions"]["text"], bytes)
         assert results(index, "蓝牙 alpha beta gamma") == expected
         store.flush()
@@ -293,12 +293,23 @@ def test_malformed_document_records_are_corruption_at_flush(store):
         store.flush()
 
 
-def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_does(tmp_path):
-    """The batches' token arrays (engine.text.pieces) are a shortcut: the same bytes as decoding the records."""
+def _fielded(number: int, text: str) -> dict:
+    return {"key": f"doc/{number:04d}", "fields": {"title": f"t{number % 7}", "text": f"{text} {number}"},
+            "type": ("note", None)[number % 2], "tags": ["x"] * (number % 3 == 0)}
+
+
+def _plain_text(number: int, text: str) -> dict:
+    return {"key": f"doc/{number:04d}", "fields": f"{text} {number}"}
+
+
+@pytest.mark.parametrize("make", [_fielded, _plain_text])
+@pytest.mark.parametrize("caller_batch", [False, True])
+def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_does(tmp_path, make, caller_batch):
+    """The batches' token arrays (engine.text.pieces) are a shortcut: the same bytes as decoding the records,
+    also when a caller's batch, committed without handing its values over, holds equal copies of them."""
     import numpy as np
 
-    documents = [{"key": f"doc/{number:04d}", "fields": {"title": f"t{number % 7}", "text": f"{text} {number}"},
-                  "type": ("note", None)[number % 2], "tags": ["x"] * (number % 3 == 0)}
+    documents = [make(number, text)
                  for number, text in enumerate(["蓝牙耳机打不开了 Win11", "error 0x8007045D on USB", "the quick fox"] * 40)]
     segments = []
     for replay in (False, True):
@@ -306,7 +317,11 @@ def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_doe
         with Store.open(path, flush_bytes=1 << 40) as store:
             index = TextIndex(store, TOKENIZER)
             index.add_many(documents[:70])
-            index.add_many(documents[50:] + documents[:3])  # replaces some of the first batch
+            if caller_batch:
+                with store.batch() as batch:
+                    index.add_many(documents[50:] + documents[:3], batch=batch)
+            else:
+                index.add_many(documents[50:] + documents[:3])  # replaces some of the first batch
             index.delete("doc/0010")
             if not replay:
                 store.flush()
@@ -317,3 +332,46 @@ def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_doe
             [segment] = reader.kind_segments["text"]
             segments.append({name: np.asarray(segment.column(name)).tobytes() for name in segment.names()})
     assert segments[0] == segments[1]
+
+
+
+@pytest.mark.parametrize("store_text", [True, False])
+def test_a_document_of_the_text_field_alone_keeps_its_tokens_without_maps(tmp_path, store_text):
+    from engine.format import TEXT_DOCUMENT_TABLE
+    from engine.text import stored
+
+    path = str(tmp_path / "store")
+    with Store.open(path) as store:
+        index = TextIndex(store, TOKENIZER, store_text=store_text)
+        index.add_many([{"key": "plain", "fields": "蓝牙耳机 alpha"}, {"key": "named", "fields": {"title": "alpha"}},
+                        {"key": "both", "fields": {"text": "alpha", "title": "beta"}, "type": "note"}])
+        expected = results(index, "alpha 蓝牙")
+    with Store.open(path, writable=False) as reopened:  # the records as the WAL gives them back
+        plain, named, both = (reopened.get(TEXT_DOCUMENT_TABLE, key) for key in ("plain", "named", "both"))
+        terms, positions = TOKENIZER.index_tokens("蓝牙耳机 alpha")
+        assert plain == {"tokens": " ".join(terms), "positions": stored.encode(terms, positions)[1], "docno": 0,
+                         **({"fields": {"text": "蓝牙耳机 alpha"}} if store_text else {})}
+        assert stored.record_fields(plain) == {"text": stored.encode(terms, positions)}
+        assert set(named["tokens"]) == {"title"} and set(both["tokens"]) == {"text", "title"}
+        assert both["type"] == "note" and "type" not in named and "ts" not in named
+        assert results(TextIndex(reopened, TOKENIZER), "alpha 蓝牙") == expected
+    with Store.open(path) as store:
+        store.compact()
+        assert results(TextIndex(store, TOKENIZER), "alpha 蓝牙") == expected
+
+
+class _SpacedTokenizer(Tokenizer):
+    def index_tokens(self, text: str):
+        return (["two words"], [0]) if text == "bad" else super().index_tokens(text)
+
+
+def test_a_term_holding_the_separator_is_refused_and_forgotten(store):
+    index = TextIndex(store, _SpacedTokenizer())
+    index.add("fine", "alpha beta")
+    sequence = store.sequence
+    with pytest.raises(ValueError, match="hold no spaces"):
+        index.add_many([{"key": "more", "fields": "gamma"}, {"key": "bad", "fields": "bad"}])
+    assert store.sequence == sequence
+    index.add("later", "gamma delta")
+    store.flush()
+    assert sorted(hit.key for hit in index.search("alpha gamma")) == ["fine", "later"]
