@@ -24,10 +24,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+from itertools import repeat
 from operator import add, sub
 
 import zstandard
@@ -63,7 +65,14 @@ SECONDS_PER_DAY = 86400
 # The shape datetime.isoformat() gives a naive time with whole seconds: such a string needs no round-trip check.
 NAIVE_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
 NAIVE_SECONDS_LINES = re.compile(r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\n)*")
+UTC_SUFFIX = "+00:00"
+NAIVE_SECONDS_WIDTH = 19
+NAIVE_SECONDS_DIGIT_COLUMNS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+NUMPY_TS_MIN_VALUES = 512  # below this, numpy's per-call overhead outweighs its speed
+DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+DAYS_FROM_MARCH_0000_TO_EPOCH = 719468
 DIGITS = "0123456789"
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_TOPDIR_FL = 0x80086601, 0x40086602, 0x00020000  # linux/fs.h
 SOURCE_NUMBER_MAX_DIGITS = 18  # fits msgpack's int64
 
 
@@ -123,6 +132,33 @@ def _decompress_streamed(decompressor, blob: bytes, path: str, limit: int) -> by
     return bytes(output)
 
 
+def mark_top_directory(path: str) -> None:
+    """Ask ext2/3/4 to spread the subdirectories of `path` over the filesystem's block groups (the "top of
+    directory hierarchies" attribute, FS_TOPDIR_FL, `chattr +T`) instead of keeping them in the group of
+    `path`, where the store's other directories and the files of other programs live: a new inode is taken in
+    its directory's group, and on an ext4 without a journal every allocation there first steps over each inode
+    freed in the last minutes (recently_deleted()), which made a blob file in a busy group cost six to ten times
+    more kernel time. A hint only: it changes no byte; other filesystems and systems refuse it, and it stays
+    unset."""
+    if not sys.platform.startswith("linux"):
+        return
+    import fcntl
+    import struct
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        flags = struct.unpack("i", fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(4)))[0]
+        if not flags & FS_TOPDIR_FL:
+            fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", flags | FS_TOPDIR_FL))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _write_unsynced(path: str, data: bytes) -> None:
     """Write a new file; its durability comes from the batch's one sync_filesystem (a file a crash left under
     the name, which no record names, is replaced)."""
@@ -164,13 +200,59 @@ def _naive_seconds(moment: datetime) -> int:
 
 def _encode_ts_column(values: list) -> dict:
     """{value: encode_ts(value)} for distinct turn times. A column of naive whole-second times only (what every
-    parser but JSONL and messages gives) is checked by one regex over all of it instead of one per value."""
+    parser but JSONL and messages gives) is checked by one regex over all of it instead of one per value, and
+    converted by C-level maps (read as UTC, a naive time's POSIX timestamp is its seconds from NAIVE_EPOCH,
+    exact as a float)."""
     if None not in values and NAIVE_SECONDS_LINES.fullmatch("\n".join(values) + "\n"):
         try:
-            return {ts: _naive_seconds(datetime.fromisoformat(ts)) for ts in values}
+            moments = map(datetime.fromisoformat, map(add, values, repeat(UTC_SUFFIX)))
+            return dict(zip(values, map(int, map(datetime.timestamp, moments))))
         except ValueError:
             pass  # a field out of range (month 13): such a value stays a string, as encode_ts decides
     return {ts: encode_ts(ts) for ts in values}
+
+
+def encode_ts_column(values: list) -> list:
+    """encode_ts of every value of a column of turn times (repeats included), for a batch's turns at once: a
+    long column of naive whole-second times is converted by numpy."""
+    if len(values) >= NUMPY_TS_MIN_VALUES:
+        seconds = _naive_seconds_numpy(values)
+        if seconds is not None:
+            return seconds
+    codes = _encode_ts_column(list(dict.fromkeys(values)))
+    return list(map(codes.__getitem__, values))
+
+
+def _naive_seconds_numpy(values: list) -> list[int] | None:
+    """_naive_seconds of `values` when every one is a valid naive whole-second ISO time (NAIVE_SECONDS, fields
+    in range), else None: the digits are read as a matrix of fixed-width rows and the date turned into days
+    by the proleptic Gregorian civil-to-days formula (H. Hinnant), which date.toordinal() also follows."""
+    import numpy as np
+
+    try:
+        joined = "".join(values)
+    except TypeError:
+        return None  # an untimed turn (None)
+    if len(joined) != NAIVE_SECONDS_WIDTH * len(values) or not joined.isascii():
+        return None
+    rows = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).reshape(-1, NAIVE_SECONDS_WIDTH)
+    digits = rows[:, NAIVE_SECONDS_DIGIT_COLUMNS].astype(np.int64) - ord("0")
+    if ((rows[:, [4, 7, 10, 13, 16]] != np.frombuffer(b"--T::", dtype=np.uint8)).any()
+            or (digits < 0).any() or (digits > 9).any()):
+        return None
+    year = ((digits[:, 0] * 10 + digits[:, 1]) * 10 + digits[:, 2]) * 10 + digits[:, 3]
+    month, day, hour, minute, second = (digits[:, index] * 10 + digits[:, index + 1] for index in range(4, 14, 2))
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    month_days = np.array(DAYS_IN_MONTH)[np.clip(month, 0, 12)] + ((month == 2) & leap)
+    if not ((year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= month_days) & (hour < 24)
+            & (minute < 60) & (second < 60)).all():
+        return None
+    shifted_year = year - (month <= 2)  # years start in March, so that a leap day ends one
+    era_year = shifted_year % 400
+    day_of_year = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    day_of_era = era_year * 365 + era_year // 4 - era_year // 100 + day_of_year
+    days = (shifted_year // 400) * 146097 + day_of_era - DAYS_FROM_MARCH_0000_TO_EPOCH
+    return (days * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second).tolist()
 
 
 def decode_ts(value: int | str | None) -> str | None:
@@ -199,7 +281,8 @@ def ts_order(value: int | str | None) -> float | None:
 class TurnColumns:
     """A chunk's turns as parallel columns in chunk order (ingest builds these without a dict per turn):
     speaker (str or None), ts (ISO 8601 or None), source_id, offset and length of the span, extra (a dict;
-    None or empty for none). Spans must be in order, disjoint and inside the chunk."""
+    None or empty for none). Spans must be in order, disjoint and inside the chunk. encoded_ts, if given, is
+    encode_ts_column(ts), made for a whole batch at once."""
 
     speakers: list
     ts: list
@@ -207,6 +290,7 @@ class TurnColumns:
     offsets: list
     lengths: list
     extras: list
+    encoded_ts: list | None = None
 
     @classmethod
     def from_dicts(cls, turns: list[dict]) -> "TurnColumns":
@@ -226,6 +310,10 @@ def split_source_id(source_id: str) -> tuple[str, int | None]:
     return source_id[: len(source_id) - len(digits)], int(digits)
 
 
+# Ids that open a new prefix repeat across conversations and chunks (LoCoMo's `D1:1`, every session's first id).
+_split_source_id_cached = lru_cache(maxsize=1 << 12)(split_source_id)
+
+
 def _split_source_ids(source_ids: list[str]) -> tuple[dict, list[int], list]:
     """split_source_id over a column: (prefix → its index, each id's prefix index, each id's number). An id
     that is the previous prefix followed by a plain decimal number (the common case: `notes.txt#41` after
@@ -238,7 +326,7 @@ def _split_source_ids(source_ids: list[str]) -> tuple[dict, list[int], list]:
         if rest.isascii() and rest.isdigit() and rest[0] != "0" and len(rest) <= SOURCE_NUMBER_MAX_DIGITS:
             number = int(rest)
         else:
-            prefix, number = split_source_id(source_id)
+            prefix, number = _split_source_id_cached(source_id)
             index = prefix_index.setdefault(prefix, len(prefix_index))
             if number is None:
                 prefix = None  # a prefix that may end in a digit: the next id needs the general split
@@ -282,13 +370,15 @@ def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compress
     speakers = list(dict.fromkeys(columns.speakers))
     speaker_column = list(map({speaker: index for index, speaker in enumerate(speakers)}.__getitem__,
                               columns.speakers))
-    encoded_ts = _encode_ts_column(list(dict.fromkeys(columns.ts)))  # a session's turns often share one
-    ts_column = list(map(encoded_ts.__getitem__, columns.ts))
+    ts_column = columns.encoded_ts
+    if ts_column is None:
+        encoded_ts = _encode_ts_column(list(dict.fromkeys(columns.ts)))  # a session's turns often share one
+        ts_column = list(map(encoded_ts.__getitem__, columns.ts))
     prefix_index, prefix_column, numbers = _split_source_ids(columns.source_ids)
     extras = [extra or None for extra in columns.extras] if any(columns.extras) else None
     payload = [speaker_column, _deltas(ts_column), list(prefix_index), prefix_column, _deltas(numbers), gaps,
                lengths, extras]
-    first_ts = next((value for value in encoded_ts.values() if value is not None), None)
+    first_ts = next((value for value in ts_column if value is not None), None)
     return {"conv_id": conv_id, "ts": first_ts, "speakers": speakers, "turns": compressor.compress(pack(payload))}
 
 
@@ -573,7 +663,11 @@ class RawWriter:
         self._new_turns: dict[str, dict] = {}  # raw_id → raw.turns record to write at publish (seq added then)
         self._deleted_turns: set[str] = set()
         self._staged: set[str] = set()  # blob paths this batch writes
-        self.blobs = BlobFileWriter()
+        self._ahead: CompressAhead | None = None
+        self._digests: dict = {}  # id(data) → (data, its sha256) for the blobs given to compress_ahead
+        self._deferred: list[tuple[str, str, int]] = []  # (blob path, raw_id, position in self._ahead)
+        self.deferred_stored_bytes = 0  # blob bytes written at publish, which no PutResult counted
+        self.blobs = BlobFileWriter(os.path.join(raw.store.path, RAW_DIR))
         self._released: dict[str, dict] = {}  # raw_id → chunk record whose blob to delete after commit
 
     def get(self, raw_id: str) -> dict | None:
@@ -583,7 +677,7 @@ class RawWriter:
 
     def put(self, data: bytes, meta: dict, refs: int = 1, mime: str = RAW_MIME_TEXT) -> PutResult:
         """Store `data` unless already stored, adding `refs` references either way."""
-        return self._put(data, hashlib.sha256(data), meta, refs, mime)
+        return self._put(data, self._digest(data), meta, refs, mime)
 
     def put_turns(self, data: bytes, meta: dict, conv_id: str, turns: list[dict] | TurnColumns,
                   mime: str = RAW_MIME_TEXT) -> PutResult:
@@ -595,7 +689,7 @@ class RawWriter:
         columns = turns if isinstance(turns, TurnColumns) else TurnColumns.from_dicts(turns)
         if not columns.offsets:
             raise EngineError("a chunk stored with turns needs at least one turn")
-        digest = hashlib.sha256(data)
+        digest = self._digest(data)
         raw_id = raw_id_for(digest.hexdigest())
         if self._turns_record(raw_id) is not None:
             return PutResult(raw_id, False, self._put(data, digest, meta, 0, mime).stored_bytes)
@@ -627,7 +721,7 @@ class RawWriter:
         else:
             if released is not None:
                 self._released[raw_id] = released  # another day's path: that file still goes after commit
-            stored = written = self._stage(relative, data)
+            stored = written = self._stage(relative, data, raw_id=raw_id)
         record = {"len_bytes": len(data), "sha256": sha, "created_at": created, "refcount": refs,
                   "stored_bytes": stored, "meta": meta}
         if mime != RAW_MIME_TEXT:
@@ -680,18 +774,49 @@ class RawWriter:
             return 0
         return self._stage(relative, data, replace=True)
 
-    def _stage(self, relative: str, data: bytes, replace: bool = False) -> int:
+    def compress_ahead(self, datas: list[bytes]) -> None:
+        """Compress on another thread (see CompressAhead) the blobs that the coming puts of these very objects
+        will store and that are not stored yet. Such a put writes its blob file at publish instead, where its
+        record's stored_bytes is filled in and deferred_stored_bytes counts it; other puts are not affected.
+        The sha256 of each is taken here once, for its put to use."""
+        digests = list(map(hashlib.sha256, datas))
+        self._digests = {id(data): (data, digest) for data, digest in zip(datas, digests)}
+        new = [data for data, digest in zip(datas, digests) if self.get(raw_id_for(digest.hexdigest())) is None]
+        self._ahead = CompressAhead(new) if new else None
+
+    def _digest(self, data: bytes):
+        known = self._digests.get(id(data))
+        return known[1] if known is not None and known[0] is data else hashlib.sha256(data)
+
+    def _stage(self, relative: str, data: bytes, replace: bool = False, raw_id: str | None = None) -> int:
+        """Write (or, for a blob compressed ahead, plan to write at publish) a blob file; returns its bytes as
+        far as they are known now."""
         final = os.path.join(self.raw.store.path, relative)
         if final in self._staged:
             return 0
+        self._staged.add(final)
+        position = self._ahead.position(data) if self._ahead is not None and raw_id is not None else None
+        if position is not None:
+            self._deferred.append((final, raw_id, position))
+            return 0
         compressed = self._compressor.compress(data)
         self.blobs.write(final, compressed, replace)
-        self._staged.add(final)
         return len(compressed)
+
+    def _write_deferred(self) -> None:
+        for final, raw_id, position in self._deferred:
+            frame = self._ahead.frame(position)
+            self.blobs.write(final, frame)
+            self.deferred_stored_bytes += len(frame)
+            record = self._pending.get(raw_id)
+            if record is not None:  # the chunk's last record in this batch (the one a reader will see)
+                record["stored_bytes"] = len(frame)
+        self._deferred = []
 
     def publish(self) -> None:
         """Make the batch's blob files durable with one sync_filesystem, then add the new turn records numbered
         in storing order; the caller commits the batch after this returns."""
+        self._write_deferred()
         if self._staged:
             fs.failpoint("raw.before_sync")
             try:
@@ -723,6 +848,41 @@ class RawWriter:
                 continue  # left for gc
 
 
+class CompressAhead:
+    """zstd frames of a list of blobs, made on a thread of their own by one call into zstd
+    (multi_compress_to_buffer), which runs without the GIL: an ingest's compression then overlaps the record
+    encoding its own thread does meanwhile. Per blob calls would not overlap: each would wait for the GIL,
+    which the encoding thread hands over only every few milliseconds. The frames are those ZstdCompressor
+    .compress gives at the same level."""
+
+    def __init__(self, datas: list[bytes]):
+        self._datas = datas  # held, so that the ids below stay theirs
+        self._positions = {id(data): position for position, data in enumerate(datas)}
+        self._frames = None
+        self._error: BaseException | None = None
+        import threading
+
+        self._thread = threading.Thread(target=self._compress, name="memctl-compress", daemon=True)
+        self._thread.start()
+
+    def _compress(self) -> None:
+        try:
+            compressor = zstandard.ZstdCompressor(level=RAW_ZSTD_LEVEL)
+            self._frames = compressor.multi_compress_to_buffer(self._datas, threads=1)
+        except BaseException as error:  # re-raised by frame(), in the caller's thread
+            self._error = error
+
+    def position(self, data: bytes) -> int | None:
+        position = self._positions.get(id(data))
+        return position if position is not None and self._datas[position] is data else None
+
+    def frame(self, position: int) -> bytes:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._frames[position].tobytes()
+
+
 class BlobFileWriter:
     """Writes a batch's blob files, with the directories they need, and remembers what it created so that a
     failed batch can take it away again.
@@ -734,7 +894,8 @@ class BlobFileWriter:
     The files are written by the caller's thread: a writing thread overlapped almost nothing (it needs the GIL
     between its system calls, which the encoding thread holds) and cost a MemDaily ingest a fifth more CPU."""
 
-    def __init__(self):
+    def __init__(self, root: str):
+        self._root = root  # the raw directory: its subdirectories are spread (see mark_top_directory)
         self._directories: set[str] = set()  # known to exist
         self._created_directories: list[str] = []
         self._created_files: list[str] = []
@@ -756,6 +917,8 @@ class BlobFileWriter:
         sync_filesystem makes them durable."""
         if directory in self._directories:
             return
+        if os.path.dirname(directory) == self._root:
+            self._ensure_directory(self._root)  # marked before a year directory is made in it
         try:
             fs.ops.mkdir(directory)
         except FileExistsError:
@@ -766,6 +929,8 @@ class BlobFileWriter:
             self._created_directories.append(directory)
         else:
             self._created_directories.append(directory)
+        if directory == self._root:
+            mark_top_directory(directory)  # also in a store whose raw directory was made before this attribute
         self._directories.add(directory)
 
     def discard(self, keep_blobs: bool) -> None:

@@ -33,7 +33,9 @@ def ingest_paths(store, paths=(), texts=(), format: str = "auto", errors: str = 
         prepared = prepare(sources, format, errors, size_limit, config.get("ingest.chunk_min_tokens"),
                            config.get("ingest.chunk_max_tokens"), progress)
         with _opened(store) as opened:
-            return write(opened, prepared, config.get("ingest.max_blob_bytes"), progress)
+            summary = write(opened, prepared, config.get("ingest.max_blob_bytes"), progress)
+        del prepared  # freed while the collector is still paused (see memctl.ingest.pipeline)
+    return summary
 
 
 def _opened(store):

@@ -47,3 +47,26 @@ def test_config_limits_apply(store, tmp_path):
     config = config_module.load(None, str(settings))
     with pytest.raises(InputError, match="above the limit of 10 bytes"):
         ingest_paths(store, [], ["eleven bytes"], config=config)
+
+
+def test_an_ingest_leaves_the_collector_no_backlog_of_its_objects(store):
+    """The ingest's turns, chunks and records are freed while the cyclic collector is paused: ending the pause
+    with them alive would start a collection that scans every one of them."""
+    import gc
+
+    started = []
+
+    def note(phase, info):
+        if phase == "start":
+            started.append(info["generation"])
+
+    text = "\n".join(f"A: turn number {index} about the bluetooth switch" for index in range(3000))
+    config = config_module.load()
+    ingest_paths(store, [], ["A: a first ingest imports what ingesting needs"], config=config)
+    gc.collect()
+    gc.callbacks.append(note)
+    try:
+        summary = ingest_paths(store, [], [text], config=config)
+    finally:
+        gc.callbacks.remove(note)
+    assert summary["turns"] == 3000 and started == []

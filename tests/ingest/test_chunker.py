@@ -4,8 +4,10 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
+from memctl.ingest import chunker
 from memctl.ingest.chunker import (
-    CJK_CLASS, MAX_TOKENS, MIN_TOKENS, chunk_all, chunk_conversation, estimate_tokens, guess_language, text_counts)
+    CJK_CLASS, MAX_TOKENS, MIN_TOKENS, SPACE_CODE_POINTS, chunk_all, chunk_conversation, estimate_tokens,
+    guess_language, text_counts)
 from memctl.ingest.model import Conversation, Turn
 
 
@@ -125,3 +127,70 @@ TEXT_PIECES = ["蓝牙", "。", "ｂ", "한", "\U00020001", "\u3000", "\u2003", 
 @given(st.lists(st.sampled_from(TEXT_PIECES), max_size=12).map("".join))
 def test_token_counts_match_their_definition(text):
     assert text_counts(text) == reference_counts(text)
+
+
+def test_space_code_points_are_what_str_split_splits_on():
+    assert list(SPACE_CODE_POINTS) == [code for code in range(0x110000) if chr(code).isspace()]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(TEXT_PIECES), max_size=12).map("".join), min_size=1, max_size=60),
+       st.integers(1, 40))
+def test_batch_counts_match_text_counts(texts, block_characters):
+    """The numpy counts of a batch of texts (cut into blocks, small here to cross block edges) give each text's
+    text_counts and UTF-8 length."""
+    previous, chunker.COUNT_BLOCK_CHARACTERS = chunker.COUNT_BLOCK_CHARACTERS, block_characters
+    try:
+        characters, words, text_bytes = chunker._text_counts_all(texts)
+    finally:
+        chunker.COUNT_BLOCK_CHARACTERS = previous
+    assert list(zip(characters.tolist(), words.tolist())) == [text_counts(text) for text in texts]
+    assert text_bytes.tolist() == [len(text.encode()) for text in texts]
+
+
+def reference_chunks(conversation_, min_tokens=MIN_TOKENS, max_tokens=MAX_TOKENS):
+    """Chunk boundaries by the rules, turn by turn: (first turn index, last + 1) of each chunk."""
+    bounds, start, so_far = [], 0, 0
+    turns = conversation_.turns
+    for index, turn in enumerate(turns):
+        session_tokens = 0
+        if index == 0 or turn.session != turns[index - 1].session:
+            end = next((later for later in range(index + 1, len(turns)) if turns[later].session != turn.session),
+                       len(turns))
+            session_tokens = sum(turn_tokens(turns[position]) for position in range(index, end))
+        tokens = turn_tokens(turn)
+        if so_far and (so_far + tokens > max_tokens
+                       or (session_tokens and so_far >= min_tokens and so_far + session_tokens > max_tokens)):
+            bounds.append((start, index))
+            start, so_far = index, 0
+        so_far += tokens
+    return bounds + [(start, len(turns))]
+
+
+def turn_tokens(turn):
+    prefix, _ = chunker.render_speaker(turn.speaker)
+    return max(1, estimate_tokens(prefix) + estimate_tokens(turn.text))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["A", None, "用户"]), st.sampled_from(["s1", "s2", None]),
+                          st.integers(0, 400), st.sampled_from(["word ", "蓝", "é "])), max_size=60),
+       st.integers(1, 3))
+def test_batch_chunking_follows_the_rules_across_conversations(rows, conversations):
+    """chunk_all over several conversations at once: each chunk as the rules give it conversation by
+    conversation (sessions, min and max tokens), never across two conversations."""
+    sources = []
+    for number in range(conversations):
+        part = rows[number::conversations]
+        sources.append(Conversation(f"c{number}", [Turn(f"c{number}", speaker, piece * size, None, f"#{index}",
+                                                        session=session)
+                                                   for index, (speaker, session, size, piece) in enumerate(part)]))
+    chunks = chunk_all(sources, min_tokens=100, max_tokens=300)
+    expected = [(source.conv_id, source.turns[start:end]) for source in sources
+                for start, end in (reference_chunks(source, 100, 300) if source.turns else [])]
+    assert [(chunk.conv_id, chunk.turns) for chunk in chunks] == expected
+    for chunk in chunks:
+        assert chunk.speakers == [turn.speaker for turn in chunk.turns]
+        assert chunk.source_ids == [turn.source_id for turn in chunk.turns]
+        for turn, offset, length in spans(chunk):
+            assert chunk.data[offset: offset + length] == turn.text.encode()

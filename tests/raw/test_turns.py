@@ -11,8 +11,8 @@ from engine.codec import pack
 from engine.errors import CorruptionError, EngineError, InputError
 from engine.format import RAW_CHUNK_TABLE, RAW_TURNS_TABLE
 from engine.raw import (
-    RawStore, TurnColumns, _encode_ts_column, _split_source_ids, decode_ts, decode_turns, encode_ts, encode_turns,
-    split_source_id)
+    NUMPY_TS_MIN_VALUES, RawStore, TurnColumns, _encode_ts_column, _split_source_ids, decode_ts, decode_turns,
+    encode_ts, encode_ts_column, encode_turns, split_source_id)
 from engine.store import Store
 
 CHUNK = "Ann: 你好 😀\nBen: hi\nnote without speaker\n\n".encode()
@@ -203,6 +203,38 @@ def test_a_time_column_encodes_as_each_time_alone(values):
     """The whole-column check (one regex for a column of naive whole-second times) gives what encode_ts gives,
     also when one of them is out of range."""
     assert _encode_ts_column(values) == {value: encode_ts(value) for value in values}
+
+
+NAIVE_TIMES = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)).map(
+    lambda moment: moment.replace(microsecond=0).isoformat())
+
+
+@given(st.lists(NAIVE_TIMES, min_size=1, max_size=40),
+       st.one_of(st.none(), st.sampled_from(["2024-02-30T10:00:00", "2023-02-29T00:00:00", "2024-01-01T24:00:00",
+                                             "2024-01-01T10:60:00", "0000-01-01T00:00:00", "2024-00-10T00:00:00",
+                                             "2024-04-01", "2024-01-01 10:00:00", "２０２４-01-01T10:00:00", None])))
+def test_a_long_time_column_encodes_as_each_time_alone(values, odd_one):
+    """A batch's column, repeats included, long enough for the numpy conversion: the same values as encode_ts,
+    also with leap days, century years and one value numpy cannot take (the column then goes value by value)."""
+    column = (values * (NUMPY_TS_MIN_VALUES // len(values) + 1))[:NUMPY_TS_MIN_VALUES]
+    column += ["2000-02-29T12:00:00", "1900-02-28T23:59:59", "1970-01-01T00:00:00", "9999-12-31T23:59:59"]
+    if odd_one is not None or len(values) % 2:
+        column.insert(len(values), odd_one)
+    assert encode_ts_column(column) == [encode_ts(value) for value in column]
+
+
+def test_a_short_time_column_encodes_as_each_time_alone():
+    column = ["2024-01-01T10:00:00", None, "2024-01-01T10:00:00", "2024-04-01", "2024-13-01T00:00:00"]
+    assert encode_ts_column(column) == [encode_ts(value) for value in column]
+
+
+def test_a_batch_encoded_time_column_gives_the_same_record():
+    times = ["2023-05-08T13:56:00", "2023-05-08T13:57:00", None]
+    columns = TurnColumns(["a", "b", "a"], times, ["D1:1", "D1:2", "D1:3"], [0, 2, 4], [1, 1, 1], [None] * 3)
+    compressor = zstandard.ZstdCompressor()
+    given_codes = TurnColumns(*[getattr(columns, name) for name in ("speakers", "ts", "source_ids", "offsets",
+                                                                     "lengths", "extras")], encode_ts_column(times))
+    assert encode_turns("c", given_codes, 5, compressor) == encode_turns("c", columns, 5, compressor)
 
 
 def test_epoch_ints_are_wall_clock_seconds():

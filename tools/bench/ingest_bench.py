@@ -21,8 +21,9 @@ Sizes: blob bytes + raw record bytes (raw.chunk and raw.turns as a records segme
 zstd level makes of the same chunks.
 
 Scratch directories go under --dir (default $BENCH_DIR, else the system's temporary directory); the report
-states what creating one file with its directory costs the kernel there, since memctl creates one blob file
-(and up to 256 hash directories a day) per chunk and SQLite none.
+states what creating one file with its directory costs the kernel there (in a plain directory, and below one
+marked as memctl marks its raw directory), since memctl creates one blob file (and up to 256 hash directories a
+day) per chunk and SQLite none.
 
     python tools/bench/ingest_bench.py                       # full run, writes tools/bench/RESULTS.md
     python tools/bench/ingest_bench.py --mb 4 --runs 3 --no-results
@@ -414,12 +415,19 @@ def zstd_levels(chunks: list, text_bytes: int) -> dict:
 # --- the scratch filesystem -------------------------------------------------------------------------------------
 
 
-def file_creation_cost(root: str) -> float:
+def file_creation_cost(root: str, spread: bool = False) -> float:
     """Median kernel microseconds of one mkdir plus one file creation (with 4 KB written) in `root`, the pattern of
-    a new blob in a new hash directory. Nothing is deleted: ext4 without a journal rescans recently freed inodes
-    at every allocation, so deleting here would slow the runs that follow."""
-    directory = os.path.join(root, "calibration")
+    a new blob in a new hash directory; with `spread`, below a directory marked as a top of hierarchy, as memctl
+    marks its raw directory (engine.raw.mark_top_directory). Nothing is deleted: ext4 without a journal rescans
+    recently freed inodes at every allocation, so deleting here would slow the runs that follow."""
+    from engine.raw import mark_top_directory
+
+    directory = os.path.join(root, "calibration-spread" if spread else "calibration")
     os.makedirs(directory)
+    if spread:
+        mark_top_directory(directory)
+        directory = os.path.join(directory, "year")
+        os.makedirs(directory)
     data = bytes(4096)
     costs = []
     for number in range(CALIBRATION_FILES):
@@ -520,9 +528,12 @@ def report(results: list[dict], runs: int, creation: tuple[float, float], scratc
              "waiting for syncfs / fdatasync.".format(creation[0] * 1000, creation[1] * 1000),
              f"- Scratch directory on {scratch['filesystem']}: creating a directory and a 4 KB file in it (what a new "
              f"blob in a new hash directory costs) took {scratch['creation_us']:.0f} µs of kernel time (median of "
-             f"{CALIBRATION_FILES}). memctl pays that for every chunk, SQLite for none; on an ext4 without a journal "
-             "the kernel rescans every inode freed in the last minutes at each allocation (recently_deleted(), seen "
-             "with perf), so this cost grows with what other programs deleted there lately."]
+             f"{CALIBRATION_FILES}); below a directory marked as a top of hierarchy, as memctl marks its raw directory "
+             f"(chattr +T: ext2/3/4 then place its subdirectories in other block groups), "
+             f"{scratch['spread_creation_us']:.0f} µs. memctl pays that for every chunk, SQLite for none; on an ext4 "
+             "without a journal the kernel rescans every inode freed in the last minutes in the block group at each "
+             "allocation (recently_deleted(), seen with perf), so this cost grows with what other programs deleted "
+             "near the scratch directory lately."]
     for result in results:
         syncs, sizes_of = result["syncs"], result["sizes"]
         records = sizes_of["chunk_records"] + sizes_of["turn_records"]
@@ -569,7 +580,8 @@ def main() -> None:
     root = tempfile.mkdtemp(prefix="ingest-bench-", dir=arguments.dir)
     try:
         bench = Bench(root, arguments.runs)
-        scratch = {"filesystem": filesystem_of(root), "creation_us": file_creation_cost(root)}
+        scratch = {"filesystem": filesystem_of(root), "creation_us": file_creation_cost(root),
+                   "spread_creation_us": file_creation_cost(root, spread=True)}
         corpus = generate_corpus(os.path.join(root, "corpus"), int(arguments.mb * 1e6), arguments.seed)
         results = [bench.dataset("LoCoMo dev", [LOCOMO_DEV]),
                    bench.dataset("MemDaily dev (zh)", [MEMDAILY_DEV]),
