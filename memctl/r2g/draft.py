@@ -53,6 +53,7 @@ class GraphDraft:
         self.nodes: dict = {}  # key → [node type, [stored props and/or mentions, merged on use]]
         self.edges: dict = {}  # key → {source, type, target, weight, confidence, ts, properties}
         self.removed_edges: set = set()
+        self.fresh_edges: set = set()  # keys of the edges that fresh() holds for (set by the commit)
         self.documents: dict = {}  # key → TextIndex document
         self.records: list = []  # (table, key, value or None to delete) of the caller's own tables
         self.created: set = set()  # keys of nodes that did not exist before this batch
@@ -109,7 +110,8 @@ class GraphDraft:
     def edge(self, source: str, edge_type: str, target: str, weight: float, confidence: float,
              ts: float | None = None, properties: dict | None = None) -> None:
         key = edge_key(source, edge_type, target)
-        self.removed_edges.discard(key)
+        if self.removed_edges:
+            self.removed_edges.discard(key)
         existing = self.edges.get(key)
         if existing is not None:
             existing["weight"] = max(existing["weight"], weight)
@@ -139,6 +141,7 @@ class GraphDraft:
 
     def commit(self) -> None:
         known = _KnownRecords(self)
+        self._find_fresh_edges(known.nodes)
         with self.graph.batch(known, owned=self.owned) as writer:
             for new, run in groupby(self.nodes.items(), key=lambda item: item[0] in self.created):
                 rows = [(key, node_type, self.merged(key), None) for key, (node_type, _) in run]
@@ -149,7 +152,7 @@ class GraphDraft:
                 if writer.edge(key) is not None:
                     writer.delete_edge(key, purge=True)
             # Runs in the draft's order, so ids are allocated as one by one would.
-            for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known.nodes, item[1])):
+            for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known.nodes, *item)):
                 self._write_edges(writer, new, list(run))
             if self.documents:
                 self.index.add_many(list(self.documents.values()), batch=writer.batch)
@@ -175,8 +178,26 @@ class GraphDraft:
             if node_type in REMEMBERED_TYPES:
                 self.recent.records.put(key, {"id": node_id, "created_at": created_at, "props": self.merged(key)})
 
-    def _new_between(self, known_nodes: dict, spec: dict) -> bool:
-        return self.fresh(spec) and spec["source"] in known_nodes and spec["target"] in known_nodes
+    def _find_fresh_edges(self, known_nodes: dict) -> None:
+        """Set fresh_edges; add to `known_nodes` the ids of the nodes that earlier batches of the run wrote and
+        a fresh edge points at (a SAME_AS to an earlier Fact): such an edge then joins the bulk writes instead of
+        going one by one, which also cut the run of bulk edges around it."""
+        created = self.created
+        remembered = self.recent.ids if self.recent is not None else None
+        self.fresh_edges = fresh = set()
+        for key, spec in self.edges.items():
+            source, target = spec["source"], spec["target"]
+            if source in created or target in created:
+                fresh.add(key)
+                if remembered is not None:
+                    for end in (source, target):
+                        if end not in created and end not in known_nodes:
+                            found = remembered.get(end)
+                            if found is not None:
+                                known_nodes[end] = found
+
+    def _new_between(self, known_nodes: dict, key: str, spec: dict) -> bool:
+        return key in self.fresh_edges and spec["source"] in known_nodes and spec["target"] in known_nodes
 
     def _write_edges(self, writer, new: bool, items: list) -> None:
         """Edges touching a node this batch creates are new: written at once when the ids of both ends are
@@ -226,15 +247,12 @@ class _KnownRecords:
             if known is not None:
                 return True, {"id": known[0], "src": known[1], "dst": known[2], "created_at": known[3],
                               "deleted": False}
-            spec = self.draft.edges.get(key)
-            return spec is not None and self.draft.fresh(spec), None
+            return key in self.draft.fresh_edges, None
         return False, None
 
     def all_absent(self, known: dict, keys) -> bool:
-        if known is self.nodes:
-            return all(key in self.draft.created and key not in known for key in keys)
-        specs = self.draft.edges
-        return all(key in specs and key not in known and self.draft.fresh(specs[key]) for key in keys)
+        absent = self.draft.created if known is self.nodes else self.draft.fresh_edges
+        return absent.issuperset(keys) and known.keys().isdisjoint(keys)
 
     def remember(self, table: str, key: str, value) -> bool:
         if table == GRAPH_NODE_TABLE:

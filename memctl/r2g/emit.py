@@ -30,7 +30,6 @@ Props follow seed 001 §2.3; a field equal to its default (DEFAULT_PROPS) is lef
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from memctl.model import (
     NodeType,
@@ -101,10 +100,15 @@ class TurnEmitter:
         self.tenant = tenant
         self.settings = settings
         self.events = events
+        self._weights: dict = {}  # (confidence, timed) → weight: a few confidences recur across all edges
 
     def weight(self, confidence: float, timed: bool) -> float:
-        return _weight(confidence, self.settings.source_trust, 1.0 if timed else self.settings.untimed_recency_boost,
-                       self.settings.edge_weight)
+        found = self._weights.get((confidence, timed))
+        if found is None:
+            found = self._weights[confidence, timed] = _weight(
+                confidence, self.settings.source_trust, 1.0 if timed else self.settings.untimed_recency_boost,
+                self.settings.edge_weight)
+        return found
 
     def _edge(self, source: str, edge_type: str, target: str, confidence: float, timed: bool, ts: float | None,
               properties: dict | None = None) -> None:
@@ -270,10 +274,11 @@ class TurnEmitter:
                     continue  # a pronoun nobody resolved
                 if target not in roles.setdefault(role, []):
                     roles[role].append(target)
+        roles = {role: roles[role] for role in _ordered(roles)}
         bucket = _day_bucket(fact.time, context.meta["ts"])
         statement = _statement(fact, roles)
         key = node_id(NodeType.FACT, self.tenant, fingerprint(statement, NodeType.FACT, bucket))
-        names = list(dict.fromkeys(name for role in _ordered(roles) for _, name in roles[role]))
+        names = list(dict.fromkeys(name for fillers in roles.values() for _, name in fillers))
         predicate = {"normalized": fact.predicate, "raw": fact.raw, "lexicon": fact.from_lexicon}
         node = props(self.tenant, title=_fact_title(fact, roles), text=context.sentence.text,
                      raw_refs=[context.sentence_ref], keywords=[fact.predicate], entities=names,
@@ -281,12 +286,12 @@ class TurnEmitter:
                      sentiment=context.extraction.sentiment,
                      attributes={"predicate": predicate, "negation": fact.negation, "modality": fact.modality,
                                  "time": fact.time, "time_bucket": bucket,
-                                 "roles": {role: [name for _, name in roles[role]] for role in _ordered(roles)},
+                                 "roles": {role: [name for _, name in fillers] for role, fillers in roles.items()},
                                  "first_seen": context.first_seen(fact.start)})
         created = self.draft.node(key, "Fact", node)
         timed, seconds = context.timed, context.seconds
-        for role in _ordered(roles):
-            for target, _name in roles[role]:
+        for role, fillers in roles.items():
+            for target, _name in fillers:
                 self._edge(key, role, target, fact.confidence, timed, seconds)
                 if role != "TIME":
                     # Each entity the fact refers to; the role edge says how. (Not every entity of its sentence:
@@ -344,7 +349,6 @@ class _SentenceContext:
         return evidence_key(self.meta["ts"], self.meta["raw_ref"]["raw_id"], self.byte(character))
 
 
-@lru_cache(maxsize=4096)  # a few confidences recur across all edges
 def _weight(confidence: float, trust: float, boost: float, weights: tuple) -> float:
     return edge_weight(min(max(confidence, 0.0), 1.0), trust, boost, weights)
 
@@ -364,14 +368,15 @@ def _ordered(roles: dict) -> list:
 
 def _statement(fact, roles: dict) -> str:
     """The normalised text of a fact for its fingerprint: what happened, to what, where; not when (the time
-    bucket holds that) and not how it was worded."""
-    fillers = ";".join(f"{role}={','.join(sorted(normalize_text(name) for _, name in roles[role]))}"
-                       for role in _ordered(roles) if role != "TIME")
+    bucket holds that) and not how it was worded. `roles` in ROLE_RANK order."""
+    fillers = ";".join(f"{role}={','.join(sorted(normalize_text(name) for _, name in targets))}"
+                       for role, targets in roles.items() if role != "TIME")
     return f"{'not ' if fact.negation else ''}{fact.predicate}|{fact.modality or ''}|{fillers}"
 
 
 def _fact_title(fact, roles: dict) -> str:
-    parts = [f"{role.lower()} {', '.join(name for _, name in roles[role])}" for role in _ordered(roles)]
+    """`roles` in ROLE_RANK order."""
+    parts = [f"{role.lower()} {', '.join(name for _, name in targets)}" for role, targets in roles.items()]
     head = f"{'not ' if fact.negation else ''}{fact.modality + ' ' if fact.modality else ''}{fact.predicate}"
     return f"{head}({'; '.join(parts)})" if parts else head
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 from datetime import date
 from itertools import islice
-from operator import itemgetter
 
 from memctl.r2g.linking import EventSignature, same_event
 from memctl.r2g.recent import Recent
@@ -26,7 +25,7 @@ class EventIndex:
     def __init__(self, store, tolerance_days: int = 1):
         self.store = store
         self.tolerance_days = tolerance_days
-        self.pending: dict = {}  # index key → entries, written with the batch
+        self.pending: dict = {}  # index key → (entries, their fact keys), written with the batch
         # Entries written by earlier batches of this run: a busy key (the speaker's everyday verbs) is read
         # again in most batches, and a store read probes one segment per flushed batch.
         self.recent = Recent(KEYS_REMEMBERED)
@@ -43,7 +42,7 @@ class EventIndex:
         first, last = entry[1], entry[2]
         for agent in sorted(event.agents) or [""]:
             index_key = f"{event.predicate}\x1f{int(event.negation)}\x1f{agent}"
-            entries = self._entries(index_key)
+            entries, recorded = self._pending(index_key)
             # Entries are ordered by their last day: those ending too early for the window are a prefix.
             for other in islice(entries, bisect.bisect_left(entries, first - self.tolerance_days, key=_last_day),
                                 None):
@@ -51,25 +50,33 @@ class EventIndex:
                     continue
                 if other[0] not in matches and same_event(event, _signature(event, other), self.tolerance_days):
                     matches.append(other[0])
-            if fact_key not in map(itemgetter(0), entries):
-                entries = list(entries)
+            if fact_key not in recorded:
                 bisect.insort(entries, entry, key=_latest)
+                recorded.add(fact_key)
+                for dropped in entries[:-MAX_ENTRIES]:
+                    recorded.discard(dropped[0])
                 del entries[:-MAX_ENTRIES]
-            self.pending[index_key] = entries
         return matches
 
+    def _pending(self, index_key: str) -> tuple[list, set]:
+        """The batch's own copy of the entries under `index_key` (changed in place until the batch is written;
+        the stored and remembered lists are never changed), and the fact keys they hold."""
+        found = self.pending.get(index_key)
+        if found is None:
+            entries = list(self._entries(index_key))
+            found = self.pending[index_key] = (entries, {other[0] for other in entries})
+        return found
+
     def _entries(self, index_key: str) -> list:
-        if index_key in self.pending:
-            return self.pending[index_key]
         if self.written is not None and index_key not in self.written:
             return []
         entries = self.recent.get(index_key)
-        return list(self.store.get(EVENT_TABLE, index_key) or ()) if entries is None else entries
+        return (self.store.get(EVENT_TABLE, index_key) or []) if entries is None else entries
 
     def flush(self, draft) -> None:
-        """Hand the changed entries to the batch being committed (and keep them at hand: lists are replaced,
-        never changed in place)."""
-        for index_key, entries in self.pending.items():
+        """Hand the changed entries to the batch being committed, and keep them at hand (the next batch copies
+        them before it changes them)."""
+        for index_key, (entries, _) in self.pending.items():
             draft.record(EVENT_TABLE, index_key, entries)
             self.recent.put(index_key, entries)
         if self.written is not None:

@@ -124,15 +124,16 @@ def extract(sentence: str, lang: str | None = None, ref_time=None, speaker: str 
 
     `memo` (a memctl.r2g.recent.Recent the caller keeps) remembers the extractions of sentences without a time
     expression: those depend on the sentence, its language and the speaker only, and chat repeats them (12% of
-    LoCoMo's sentences, 26% of MemDaily's). A remembered Extraction is shared: callers must not modify it."""
+    LoCoMo's sentences, 26% of MemDaily's). A remembered Extraction is shared: callers must not modify it.
+    Whether a sentence holds a time expression depends on its words only, so a remembered one still has none."""
     lang = lang or detect_language(sentence)
-    times = find_times(sentence, ref_time, lang)
-    if memo is None or times:
-        return _extract(sentence, lang, times, speaker)
     key = (sentence, lang, speaker)
-    found = memo.get(key)
-    if found is None:
-        found = _extract(sentence, lang, times, speaker)
+    found = None if memo is None else memo.get(key)
+    if found is not None:
+        return found
+    times = find_times(sentence, ref_time, lang)
+    found = _extract(sentence, lang, times, speaker)
+    if memo is not None and not times:
         memo.put(key, found)
     return found
 

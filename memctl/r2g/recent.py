@@ -23,10 +23,12 @@ class Recent:
         return value
 
     def put(self, key, value) -> None:
-        self._entries[key] = value
-        self._entries.move_to_end(key)
-        if len(self._entries) > self.limit:
-            self._entries.popitem(last=False)
+        entries = self._entries
+        if key in entries:
+            entries.move_to_end(key)
+        entries[key] = value  # a new key goes last
+        if len(entries) > self.limit:
+            entries.popitem(last=False)
 
     def discard(self, key) -> None:
         self._entries.pop(key, None)

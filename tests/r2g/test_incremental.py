@@ -155,3 +155,25 @@ def test_a_first_conversion_in_many_batches_gives_the_graph_of_one(isolated_home
     not_empty = _without(dump(homes["not_empty"]), "SIMILAR_TO")
     assert not_empty["nodes"].pop("note_user")[0] == "Meta"
     assert not_empty == whole
+
+
+def test_a_same_as_edge_to_an_earlier_batch_is_written_with_the_bulk_edges(isolated_home, tmp_path, monkeypatch):
+    """The ids of the nodes earlier batches wrote are at hand, so a new Fact's SAME_AS to an earlier one does not
+    go one by one (each such write cut the bulk run of the batch's edges around it)."""
+    from engine.graph.api import GraphBatch
+
+    told = [{"conv_id": "c1", "id": f"D1:{number}", "speaker": "Ann", "ts": f"2023-05-10T1{number}:00:00",
+             "text": text} for number, text in ((0, "Tom played soccer in the park yesterday."),
+                                                (1, "Tom played soccer with friends."))]
+    ingest(isolated_home, write_jsonl(tmp_path / "a.jsonl", told[:1]), write_jsonl(tmp_path / "b.jsonl", told[1:]))
+    one_by_one = []
+    add_edge = GraphBatch.add_edge
+
+    def recorded(self, source, edge_type, target, *arguments, **keywords):
+        one_by_one.append(edge_type)
+        return add_edge(self, source, edge_type, target, *arguments, **keywords)
+
+    monkeypatch.setattr(GraphBatch, "add_edge", recorded)
+    summary = convert(isolated_home, config_values={"r2g.batch_turns": 1})
+    assert summary["batches"] == 2 and summary["edges_written"]["SAME_AS"] == 1
+    assert "SAME_AS" not in one_by_one

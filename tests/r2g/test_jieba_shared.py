@@ -18,3 +18,12 @@ def test_one_dictionary_load_and_no_change_to_the_shared_tokenizer():
     assert added  # the lexicon's words went into the copy only
     assert Tokenizer().index_tokens("我的电脑升级到Win11之后蓝牙打不开了") == tokens_before
     assert {"小明", "公园"} <= {token.text for token in nlp_zh.tokenize("小明在公园里踢足球", [])}
+
+
+def test_remembered_block_cuts_equal_jieba_cutting_the_whole_sentence():
+    private = nlp_zh._pos_tokenizer().tokenizer
+    sentences = ["小明在公园里踢足球", "我的电脑升级到Win11之后蓝牙打不开了。", "昨天 下午3点, 我和Tom去了 café 喝咖啡!!",
+                 "小明在公园里踢足球，然后回家了", "iPhone 15 Pro 的电池 100% 还是不够用…", "  ", "", "C++和C#哪个好？"]
+    for sentence in sentences * 2:  # the second time from the remembered blocks
+        assert nlp_zh._words(sentence, private) == list(private.cut(sentence, HMM=True))
+    assert "小明在公园里踢足球" in nlp_zh._block_words()

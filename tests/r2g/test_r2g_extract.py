@@ -140,3 +140,17 @@ def test_chinese_attribute_statements_link_to_one_named_event():
     [fact] = size.facts
     assert fact.roles["PATIENT"][0].text == "六千人" and fact.roles["PATIENT"][0].entity is None
     assert extract("王强的妻子是一名护士。").facts[0].predicate == "be"
+
+
+def test_the_memo_keeps_sentences_without_times_and_answers_them_without_new_work():
+    from memctl.r2g.recent import Recent
+
+    memo = Recent(16)
+    untimed = extract("Tom plays soccer with friends.", ref_time="2023-05-10", speaker="Ann", memo=memo)
+    again = extract("Tom plays soccer with friends.", ref_time="2024-01-01", speaker="Ann", memo=memo)
+    assert again is untimed and len(memo) == 1
+    assert extract("Tom plays soccer with friends.", speaker="Ben", memo=memo) is not untimed  # "I" differs
+    timed = extract("Tom played soccer yesterday.", ref_time="2023-05-10", memo=memo)
+    later = extract("Tom played soccer yesterday.", ref_time="2023-06-10", memo=memo)
+    assert len(memo) == 2 and timed.times[0].value == "2023-05-09" and later.times[0].value == "2023-06-09"
+    assert extract("Tom plays soccer with friends.", ref_time="2023-05-10", speaker="Ann").to_dict() == untimed.to_dict()

@@ -55,9 +55,13 @@ print(json.dumps({{"index": [index_seconds, index_mb], "both": [time.perf_counte
 PHASES = (  # (module, attribute, label): where a conversion's CPU time goes, measured with wrappers
     ("memctl.r2g.extract", "analyze_turn", "sentence analysis (extract.analyze_turn)"),
     ("memctl.r2g.emit", "TurnEmitter.turn", "nodes and edges of a turn (emit)"),
+    ("memctl.r2g.events", "EventIndex.same_events", "SAME_AS candidates (events; inside emit)"),
     ("memctl.r2g.builder", "Builder._similar_edges", "SIMILAR_TO"),
-    ("engine.graph.api", "GraphBatch.add_node", "engine: GraphBatch.add_node"),
-    ("engine.graph.api", "GraphBatch.add_edge", "engine: GraphBatch.add_edge"),
+    ("memctl.r2g.draft", "GraphDraft.commit", "a batch's writes (draft.commit: the rows below)"),
+    ("engine.graph.api", "GraphBatch.add_new_nodes", "engine: GraphBatch.add_new_nodes (bulk)"),
+    ("engine.graph.api", "GraphBatch.add_new_edges", "engine: GraphBatch.add_new_edges (bulk)"),
+    ("engine.graph.api", "GraphBatch.add_node", "engine: GraphBatch.add_node (one by one)"),
+    ("engine.graph.api", "GraphBatch.add_edge", "engine: GraphBatch.add_edge (one by one)"),
     ("engine.text.index", "TextIndex.add_many", "engine: TextIndex.add_many (tokens)"),
     ("engine.store", "Store.commit", "engine: Store.commit (WAL, apply, flushes)"),
     ("engine.store", "Store.flush", "engine: Store.flush (segments; also inside commits)"),
@@ -91,11 +95,31 @@ def phases_child(home: str) -> None:
             owner = getattr(owner, part)
         wrap(owner, name, label)
     from memctl.memory import Memory
+    from memctl.r2g.builder import Builder
 
+    commits = []  # (cpu seconds, turns converted) after each batch: does a turn cost more as the run grows?
+    commit = Builder._commit
+
+    def marked(builder):
+        commit(builder)
+        commits.append((time.process_time(), builder.totals["turns"]))
+    Builder._commit = marked
+    from memctl.r2g import nlp_zh
+
+    nlp_zh.warm_up()  # jieba's dictionary (the probe below times it): not a cost of the first batch's turns
     started = time.process_time()
     with Memory.open(home=home, writable=True) as memory:
         memory.r2g()
-    print(json.dumps({"total": time.process_time() - started, **spent}))
+    print(json.dumps({"total": time.process_time() - started, **spent,
+                      "growth": quarter_rates([(started, 0), *commits])}))
+
+
+def quarter_rates(commits: list) -> list:
+    """CPU ms per turn over the batches that hold the first and the last quarter of a run's turns."""
+    turns = commits[-1][1]
+    first = next(mark for mark in commits if mark[1] >= turns / 4)
+    last = [mark for mark in commits if mark[1] <= 3 * turns / 4][-1]
+    return [1000 * (first[0] - commits[0][0]) / first[1], 1000 * (commits[-1][0] - last[0]) / (turns - last[1])]
 
 
 def phases(inputs: list, fmt: str) -> dict:
@@ -176,7 +200,8 @@ def measure(name: str, inputs: list, fmt: str, runs: int) -> dict:
             "rate_cpu": turns / cpu, "rate_wall": turns / wall}
 
 
-def report(measured: list, probe: dict, runs: int, spent: dict) -> str:
+def report(measured: list, probe: dict, runs: int, spent: list) -> str:
+    """spent: the phases of (LoCoMo dev, the generated corpus)."""
     rows = []
     for item in measured:
         results = item["runs"]
@@ -197,11 +222,20 @@ def report(measured: list, probe: dict, runs: int, spent: dict) -> str:
                     + [["total", f"{sum(graph['nodes'].values()):,}"]]), "",
               table(["edge type", "edges"], [[name, f"{count:,}"] for name, count in graph["edges"].items()]
                     + [["total", f"{sum(graph['edges'].values()):,}"]]), ""]
-    total = spent.pop("total")
-    lines += [f"Where the CPU time of converting LoCoMo dev goes (in-process, {total:.2f} s, wrappers' own cost "
-              "included):", "",
-              table(["phase", "CPU s", "share"], [[label, f"{seconds:.2f}", f"{seconds / total:.0%}"]
-                                                  for label, seconds in spent.items()]), ""]
+    totals = [part.pop("total") for part in spent]
+    growth = [part.pop("growth") for part in spent]
+    turns = [measured[0]["turns"], measured[-1]["turns"]]
+    lines += [f"Where the CPU time of a conversion goes (in-process, jieba loaded before, wrappers' own cost included; "
+              f"{measured[0]['name']}"
+              f" {totals[0]:.2f} s, {measured[-1]['name']} {totals[1]:.2f} s; rows nest as their labels say):", "",
+              table(["phase", *(f"{name} CPU s (share, ms/turn)" for name in (measured[0]["name"],
+                                                                               measured[-1]["name"]))],
+                    [[label, *(f"{part[label]:.2f} ({part[label] / total:.0%}, {1000 * part[label] / count:.3f})"
+                               for part, total, count in zip(spent, totals, turns))] for label in spent[0]]), "",
+              "Cost per turn as a run grows (in the same in-process runs): CPU ms per turn over the batches of the "
+              "first and of the last quarter of the turns: " + "; ".join(
+                  f"{item['name']} {first:.2f} → {last:.2f}" for item, (first, last) in zip((measured[0], measured[-1]),
+                                                                                             growth)) + ".", ""]
     index_seconds, index_mb = probe["index"]
     both_seconds, both_mb = probe["both"]
     lines += [f"- Medians of {runs} run(s); CPU = user + system of the process (one core), wall includes waiting "
@@ -237,9 +271,10 @@ def main() -> None:
                     measure("MemDaily dev (zh)", [MEMDAILY_DEV], "locomo", arguments.runs),
                     measure(f"generated zh/en transcripts ({arguments.mb:g} MiB)", [corpus], "transcript",
                             arguments.runs)]
+        spent = [phases([LOCOMO_DEV], "locomo"), phases([corpus], "transcript")]
     finally:
         shutil.rmtree(corpus, ignore_errors=True)
-    body = report(measured, jieba_probe(), arguments.runs, phases([LOCOMO_DEV], "locomo"))
+    body = report(measured, jieba_probe(), arguments.runs, spent)
     print(body)
     if not arguments.no_results:
         write_section("r2g_bench", body)
