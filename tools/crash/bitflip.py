@@ -32,7 +32,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
+from crashtool import Failures, log, parser, resolve_seed, scratch_space, try_damage  # noqa: E402
 
 from engine.codec import crc32  # noqa: E402
 from engine.errors import CorruptionError  # noqa: E402
@@ -194,15 +194,13 @@ def sweep_kind(store: str, model: reference.Reference, kind: str, relative: str,
             lost = torn_from(records, start, end)
             if lost is not None:
                 allowed.append(wal_prefixes[lost])
-        damage.replace_file(path, damaged)
-        try:
+        strict = kind.startswith("segment:") and not crafted
+
+        def verdict():
             observation = damage.observe(store, seconds=2.0, derived_answers=derived_answers)
-            problem = judge(kind, relative, observation, allowed, kind.startswith("segment:") and not crafted)
-        except Exception as error:  # a hang or a harness error: reported like any failure
-            problem = describe_error(error)
-        damage.restore(store, pristine)
-        if problem:
-            failures.add(case, problem)
+            return judge(kind, relative, observation, allowed, strict)
+
+        try_damage(failures, case, store, pristine, path, damaged, verdict)
     return cases
 
 

@@ -29,6 +29,21 @@ def scratch_space(prefix: str, keep: bool):
             shutil.rmtree(path, ignore_errors=True)
 
 
+def try_damage(failures, case: str, store: str, pristine: dict, path: str, damaged: bytes, verdict) -> None:
+    """Put `damaged` at `path`, record the problem `verdict()` names (a hang or a harness error counts as one),
+    then give the store its `pristine` files back (engine.testing.damage.snapshot)."""
+    from engine.testing import damage
+
+    damage.replace_file(path, damaged)
+    try:
+        problem = verdict()
+    except Exception as error:  # a hang or a harness error: reported like any failure
+        problem = describe_error(error)
+    damage.restore(store, pristine)
+    if problem:
+        failures.add(case, problem)
+
+
 def describe_error(error: BaseException) -> str:
     """`Type: message (at file:line)` of the innermost frame, so a failure names where it was raised."""
     frames = traceback.extract_tb(error.__traceback__)

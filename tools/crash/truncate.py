@@ -28,7 +28,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
+from crashtool import Failures, log, parser, resolve_seed, scratch_space, try_damage  # noqa: E402
 
 from engine.errors import CorruptionError  # noqa: E402
 from engine.format import WAL_BLOCK_SIZE, WAL_HEADER_SIZE  # noqa: E402
@@ -147,22 +147,19 @@ def sweep_store(label: str, store: str, model, limits: tuple, rng, only, failure
             if only and only != case:
                 continue
             cases += 1
-            damage.replace_file(path, data[:offset])
             group = oracle.complete(offset) if oracle is not None else None
-            try:
+
+            def verdict():
                 observation = damage.observe(store, derived_answers=oracle is not None and group not in asked)
                 asked.add(group)
                 if oracle is not None:
-                    problem = judge_wal(observation, oracle.expected(offset))
-                else:
-                    problem = judge_refused(observation, relative)
-                    if not problem and kind.startswith("segment:"):
-                        problem = judge_segment_alone(path)
-            except Exception as error:  # a hang or a harness error: reported like any failure
-                problem = describe_error(error)
-            damage.restore(store, pristine)
-            if problem:
-                failures.add(case, problem)
+                    return judge_wal(observation, oracle.expected(offset))
+                problem = judge_refused(observation, relative)
+                if not problem and kind.startswith("segment:"):
+                    problem = judge_segment_alone(path)
+                return problem
+
+            try_damage(failures, case, store, pristine, path, data[:offset], verdict)
     return cases
 
 
