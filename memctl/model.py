@@ -206,19 +206,7 @@ class Node:
     @classmethod
     def from_dict(cls, data: dict) -> Node:
         """Build a Node from a stored record or an external agent's JSON; ValueError says which field is wrong."""
-        if not isinstance(data, dict):
-            raise ValueError("a node must be a JSON object")
-        known = {item.name for item in fields(cls)}
-        values = {key: value for key, value in data.items() if key in known}
-        if "tenant" not in values and "tenant_id" in data:
-            values["tenant"] = data["tenant_id"]
-        unknown = set(data) - known - {"tenant_id", "embeddings"}
-        if unknown:
-            raise ValueError(f"unknown node field(s): {', '.join(sorted(unknown))}")
-        try:
-            values["type"] = NodeType(data.get("type"))
-        except ValueError:
-            raise ValueError(f"node type must be one of {', '.join(item.value for item in NodeType)}") from None
+        values = _known_fields(cls, data, "node", NodeType, ignored={"embeddings"})
         values["raw_refs"] = [RawRef.from_dict(ref) for ref in _require_list(data.get("raw_refs", []), "raw_refs")]
         for name in ("keywords", "entities", "tags"):
             values[name] = [_require_str(item, name) for item in _require_list(data.get(name, []), name)]
@@ -258,19 +246,7 @@ class Edge:
 
     @classmethod
     def from_dict(cls, data: dict) -> Edge:
-        if not isinstance(data, dict):
-            raise ValueError("an edge must be a JSON object")
-        known = {item.name for item in fields(cls)}
-        values = {key: value for key, value in data.items() if key in known}
-        if "tenant" not in values and "tenant_id" in data:
-            values["tenant"] = data["tenant_id"]
-        unknown = set(data) - known - {"tenant_id"}
-        if unknown:
-            raise ValueError(f"unknown edge field(s): {', '.join(sorted(unknown))}")
-        try:
-            values["type"] = EdgeType(data.get("type"))
-        except ValueError:
-            raise ValueError(f"edge type must be one of {', '.join(item.value for item in EdgeType)}") from None
+        values = _known_fields(cls, data, "edge", EdgeType)
         for name in ("src", "dst", "tenant"):
             _require_str(values.get(name), name)
         if "id" not in values:
@@ -285,6 +261,25 @@ def make_edge(src: str, edge_type: EdgeType | str, dst: str, tenant: str, **valu
     """An edge with its deterministic id."""
     edge_type = EdgeType(edge_type)
     return Edge(id=edge_id(src, edge_type, dst), src=src, dst=dst, type=edge_type, tenant=tenant, **values)
+
+
+def _known_fields(cls, data, noun: str, types, ignored: set = frozenset()) -> dict:
+    """The fields of dataclass `cls` that `data` gives, `tenant_id` accepted for `tenant` and `type` parsed into
+    the `types` enum; ValueError names fields `cls` does not know (besides `ignored`) or a type it does not."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{'an' if noun[0] in 'aeiou' else 'a'} {noun} must be a JSON object")
+    known = {item.name for item in fields(cls)}
+    values = {key: value for key, value in data.items() if key in known}
+    if "tenant" not in values and "tenant_id" in data:
+        values["tenant"] = data["tenant_id"]
+    unknown = set(data) - known - {"tenant_id"} - set(ignored)
+    if unknown:
+        raise ValueError(f"unknown {noun} field(s): {', '.join(sorted(unknown))}")
+    try:
+        values["type"] = types(data.get("type"))
+    except ValueError:
+        raise ValueError(f"{noun} type must be one of {', '.join(item.value for item in types)}") from None
+    return values
 
 
 def _require_str(value, name: str) -> str:

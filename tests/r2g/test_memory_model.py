@@ -74,6 +74,20 @@ def test_edges():
     assert external.id == edge_id("idA", "ABOUT", "idB")
     with pytest.raises(ValueError, match="edge type"):
         Edge.from_dict({"tenant": "t1", "src": "a", "dst": "b", "type": "LIKES"})
+    with pytest.raises(ValueError, match=r"unknown edge field\(s\): colour, embeddings"):
+        Edge.from_dict({"tenant": "t1", "src": "a", "dst": "b", "type": "ABOUT", "colour": 1, "embeddings": []})
+
+
+@pytest.mark.parametrize("model, message", [(Node, "a node must be a JSON object"),
+                                            (Edge, "an edge must be a JSON object")])
+def test_records_that_are_not_objects_are_refused(model, message):
+    with pytest.raises(ValueError, match=message):
+        model.from_dict(["not", "an", "object"])
+
+
+def test_a_node_may_carry_embeddings_an_edge_may_not():
+    node = Node.from_dict({"id": "n", "type": "Fact", "tenant_id": "t", "embeddings": {"text": [0.1]}})
+    assert node.tenant == "t"
 
 
 def test_normalize_text():
