@@ -370,10 +370,7 @@ def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compress
     speakers = list(dict.fromkeys(columns.speakers))
     speaker_column = list(map({speaker: index for index, speaker in enumerate(speakers)}.__getitem__,
                               columns.speakers))
-    ts_column = columns.encoded_ts
-    if ts_column is None:
-        encoded_ts = _encode_ts_column(list(dict.fromkeys(columns.ts)))  # a session's turns often share one
-        ts_column = list(map(encoded_ts.__getitem__, columns.ts))
+    ts_column = columns.encoded_ts if columns.encoded_ts is not None else encode_ts_column(columns.ts)
     prefix_index, prefix_column, numbers = _split_source_ids(columns.source_ids)
     extras = [extra or None for extra in columns.extras] if any(columns.extras) else None
     payload = [speaker_column, _deltas(ts_column), list(prefix_index), prefix_column, _deltas(numbers), gaps,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
-from memctl.ingest.pipeline import prepare, write
+from memctl.ingest.pipeline import ingest
 from memctl.ingest.sources import collect
 
 
@@ -21,23 +19,11 @@ def ingest_paths(store, paths=(), texts=(), format: str = "auto", errors: str = 
     "store" (chunks). Returns {chunks_new, chunks_duplicate, bytes_in, bytes_stored (compressed blob and turn
     row bytes written), conversations, turns}.
     """
-    from engine.store import paused_gc
-
     if config is None:
         from memctl import config as config_module
 
         config = config_module.load()
     size_limit = config.get("ingest.max_file_bytes")
-    with paused_gc():  # see memctl.ingest.pipeline
-        sources = collect(paths, texts, size_limit=size_limit, stdin=stdin)
-        prepared = prepare(sources, format, errors, size_limit, config.get("ingest.chunk_min_tokens"),
-                           config.get("ingest.chunk_max_tokens"), progress)
-        with _opened(store) as opened:
-            summary = write(opened, prepared, config.get("ingest.max_blob_bytes"), progress)
-        del prepared  # freed while the collector is still paused (see memctl.ingest.pipeline)
-    return summary
-
-
-def _opened(store):
-    return store() if callable(store) else nullcontext(store)
-
+    return ingest(store, collect(paths, texts, size_limit=size_limit, stdin=stdin), format, errors, size_limit,
+                  config.get("ingest.max_blob_bytes"), config.get("ingest.chunk_min_tokens"),
+                  config.get("ingest.chunk_max_tokens"), progress)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from engine.errors import InputError
@@ -36,7 +37,9 @@ class Prepared:
 def ingest(store, sources, format: str | None = None, errors: str = "strict",
            size_limit: int = DEFAULT_SIZE_LIMIT, blob_limit: int = RAW_BLOB_MAX_BYTES,
            min_tokens: int = MIN_TOKENS, max_tokens: int = MAX_TOKENS, progress=None) -> dict:
-    """Ingest `sources` (Source objects or file paths) into `store` (a writable engine Store).
+    """Ingest `sources` (Source objects or file paths) into `store`: a writable engine Store, or a function
+    returning a context manager that yields one, called only once every input has been parsed (bad input then
+    neither creates a store nor takes its writer lock).
 
     Returns {chunks_new, chunks_duplicate, bytes_in, bytes_stored (compressed blob and turn row bytes written),
     conversations, turns}. `progress`, if given, is called as progress(stage, done, total) with stage "parse"
@@ -46,7 +49,8 @@ def ingest(store, sources, format: str | None = None, errors: str = "strict",
 
     with paused_gc():
         prepared = prepare(sources, format, errors, size_limit, min_tokens, max_tokens, progress)
-        summary = write(store, prepared, blob_limit, progress)
+        with store() if callable(store) else nullcontext(store) as opened:
+            summary = write(opened, prepared, blob_limit, progress)
         del prepared  # freed while the collector is still paused: see above
     return summary
 

@@ -173,17 +173,18 @@ def _words(sentence: str, tokenizer) -> list[str]:
             continue
         found = remembered.get(block)
         if found is None:
-            if len(remembered) >= BLOCKS_REMEMBERED:
-                remembered.clear()
-            found = remembered[block] = tuple(tokenizer.cut(block, HMM=True))
+            found = tuple(tokenizer.cut(block, HMM=True))
+            remembered.put(block, found)
         words.extend(found)
     return words
 
 
 @lexicon_cache
-def _block_words() -> dict:
+def _block_words():
     """block → its words; forgotten with the private tokenizer, whose added words change the cuts."""
-    return {}
+    from memctl.r2g.recent import Recent
+
+    return Recent(BLOCKS_REMEMBERED)
 
 
 def _merge_short_names(tokens: list[Token]) -> list[Token]:
