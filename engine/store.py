@@ -546,32 +546,26 @@ class Store:
 
     def _remove_obsolete_files(self) -> None:
         """Delete files no MANIFEST names (old WALs, replaced segments, temp files, old MANIFESTs).
-        Skipped while a reader is opening the store; the next writer does it then."""
+        Skipped while a reader is opening the store; the next writer does it then. The directories are not
+        fsynced: a deletion that a power loss undoes brings back a file that nothing reads (the MANIFEST does
+        not name it, its WAL number is below wal_number), and the next writer deletes it again."""
         gc_lock = GcLock(self.path)
         if not gc_lock.try_acquire(exclusive=True):
             return
         try:
             live_segments = {entry["name"] for entry in self.manifest.segments}
-            removed = False
             for name in _list(self._segment_dir):
                 if name not in live_segments:
                     fs.failpoint("gc.before_unlink")
                     fs.remove(os.path.join(self._segment_dir, name))
-                    removed = True
             for name in _list(self._wal_dir):
                 match = _WAL_NAME.match(name)
                 if name.endswith(TEMP_SUFFIX) or (match and int(match.group(1)) < self.manifest.wal_number):
                     fs.remove(os.path.join(self._wal_dir, name))
-                    removed = True
             current = self.manifest.file_name()
             for name in _list(self.path):
                 if (name.startswith(MANIFEST_PREFIX) and name != current) or name.endswith(TEMP_SUFFIX):
                     fs.remove(os.path.join(self.path, name))
-                    removed = True
-            if removed:
-                fs.failpoint("gc.after_unlink.before_dirsync")
-                for directory in (self._segment_dir, self._wal_dir, self.path):
-                    fs.fsync_dir(directory)
         finally:
             gc_lock.release()
 

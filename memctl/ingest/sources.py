@@ -55,15 +55,20 @@ def expand(path: str) -> list[str]:
 def read_file(path: str, size_limit: int = DEFAULT_SIZE_LIMIT) -> Source:
     try:
         with open(path, "rb") as stream:
-            check_size(os.fstat(stream.fileno()).st_size, path, size_limit)
-            return read_stream(stream, path, size_limit)
+            size = os.fstat(stream.fileno()).st_size
+            check_size(size, path, size_limit)
+            return read_stream(stream, path, size_limit, size)
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror}", where=path) from None
 
 
-def read_stream(stream: BinaryIO, name: str, size_limit: int = DEFAULT_SIZE_LIMIT) -> Source:
-    """Read at most one byte past the limit, so an endless pipe is refused without being held in memory."""
-    data = stream.read(size_limit + 1)
+def read_stream(stream: BinaryIO, name: str, size_limit: int = DEFAULT_SIZE_LIMIT, size: int = 0) -> Source:
+    """Read at most one byte past the limit, so an endless pipe is refused without being held in memory.
+    `size`: what fstat says a file holds; it is read by a call of that size, as one asking for the limit would
+    first reserve the limit's bytes (0.8 ms for 64 MiB), and on up to the limit only if it has grown since."""
+    data = stream.read(size + 1) if size else b""
+    if len(data) > size or not size:
+        data += stream.read(size_limit + 1 - len(data))
     check_size(len(data), name, size_limit)
     return Source(name, data)
 

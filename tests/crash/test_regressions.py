@@ -154,6 +154,30 @@ def test_a_failed_directory_fsync_after_current_moved_refuses_later_batches(tmp_
     store.close()
 
 
+def test_files_whose_deletion_a_power_cut_undid_are_ignored_then_deleted_again(tmp_path):
+    """Obsolete files are deleted without a directory fsync: after a power cut they may be back (the model's
+    "forget" keeps no undurable directory change), and must change nothing."""
+    root = str(tmp_path)
+    path = os.path.join(root, "store")
+    store = Store.open(path)
+    put(store, "a", 1)
+    with faultfs.installed(root) as fault:
+        store.flush()
+        put(store, "a", 2)
+        store.compact()
+        put(store, "b", 3)
+    store.close()
+    removed = [file for operation, file in fault.log if operation == "unlink" and not file.endswith(".tmp")]
+    state = fault.materialise("forget")
+    # What the compaction's clean-up deleted is back: no later directory fsync made those deletions durable.
+    back = {os.path.relpath(file, root) for file in removed if state.get(file)}
+    assert {"store/seg/000003.records.seg", "store/seg/000006.records.seg"} <= back
+    with Store.open(path, writable=False) as reader:
+        assert (reader.get(T, "a"), reader.get(T, "b")) == (2, 3)
+    with Store.open(path) as writer:
+        assert (writer.get(T, "a"), writer.get(T, "b")) == (2, 3) and not writer.obsolete_files()
+
+
 def test_a_zeroed_wal_header_with_records_after_it_is_corruption(tmp_path):
     path = str(tmp_path / "store")
     store = Store.open(path)

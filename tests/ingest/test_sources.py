@@ -81,6 +81,17 @@ def test_endless_stdin_is_cut_one_byte_past_the_limit():
     assert Endless.requested == [101]
 
 
+@pytest.mark.parametrize("held, told", [(50, 50), (20, 50), (80, 50)])
+def test_a_file_is_read_whole_whatever_its_size_said(held, told):
+    """read_file passes fstat's size; a file that shrank or grew since is still read exactly, to its end."""
+    assert sources.read_stream(io.BytesIO(b"x" * held), "f.txt", size_limit=100, size=told).data == b"x" * held
+
+
+def test_a_file_grown_past_the_limit_since_fstat_is_refused():
+    with pytest.raises(InputError, match="input is 101 bytes, above the limit of 100 bytes"):
+        sources.read_stream(io.BytesIO(b"x" * 150), "f.txt", size_limit=100, size=50)
+
+
 def test_unreadable_file(tmp_path):
     with pytest.raises(InputError, match="cannot read") as raised:
         sources.read_file(str(tmp_path))

@@ -318,7 +318,7 @@ def test_verify_reports_spans_outside_the_chunk_or_inside_a_character(store):
     assert [path for path, _ in reasons(store)] == [f"raw.turns/{raw_id}"]
 
 
-SOURCE_ID_PIECES = ["a", "#", ":", "D1:", "0", "00", "1", "9", "12", "٣", "²", "9" * 19]
+SOURCE_ID_PIECES = ["a", "#", ":", "D1:", "0", "00", "1", "9", "12", "٣", "²", "9" * 19, "\0"]
 
 
 @given(st.lists(st.one_of(st.lists(st.sampled_from(SOURCE_ID_PIECES), max_size=4).map("".join),

@@ -332,7 +332,7 @@ class Bench:
         chunks = len(chunks)
         sizes = self.sizes(paths, rows)
         del rows
-        syncs = self.sync_calls(paths)
+        syncs = {**self.sync_calls(paths), "sqlite": self.sqlite_sync_calls(paths)}
         gc.collect()
         self.cpu = {}
         timings = interleaved({name: self.timed(name, paths)
@@ -373,6 +373,22 @@ class Bench:
         finally:
             fs.set_ops(previous)
         return counting.counts
+
+
+    def sqlite_sync_calls(self, paths: list[str]) -> int | None:
+        """fsync and fdatasync calls of one SQLite parse-and-store, counted by strace (SQLite syncs from C,
+        out of fs.ops' sight); None when strace is not installed."""
+        strace = shutil.which("strace")
+        if strace is None:
+            return None
+        directory = self.fresh()
+        log = os.path.join(directory, "strace.log")
+        script = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+                  f"import ingest_bench; ingest_bench.sqlite_in_process({paths!r}, {directory!r})")
+        subprocess.run([strace, "-f", "-qq", "-e", "trace=fsync,fdatasync,syncfs", "-o", log, sys.executable,
+                        "-c", script], check=True)
+        with open(log) as handle:
+            return sum(1 for line in handle if re.search(r"\b(fsync|fdatasync|syncfs)\(", line))
 
 
 class CountingOps(fs.FileOps):
@@ -537,9 +553,10 @@ def report(results: list[dict], runs: int, creation: tuple[float, float], scratc
     for result in results:
         syncs, sizes_of = result["syncs"], result["sizes"]
         records = sizes_of["chunk_records"] + sizes_of["turn_records"]
+        sqlite_syncs = "" if syncs["sqlite"] is None else f" (SQLite: {syncs['sqlite']} fsync/fdatasync, by strace)"
         notes.append(f"- {result['label']}: {result['turns']:,} turns in {result['chunks']:,} chunks; one ingest into "
                      f"an existing store made {syncs['sync_filesystem']} sync_filesystem, {syncs['fsync']} fsync "
-                     f"and {syncs['fsync_dir']} directory fsync call(s). Per chunk: "
+                     f"and {syncs['fsync_dir']} directory fsync call(s){sqlite_syncs}. Per chunk: "
                      f"{result['text_bytes'] / result['chunks']:,.0f} text bytes, a blob of "
                      f"{sizes_of['blobs'] / result['chunks']:,.0f} and {records / result['chunks']:,.0f} bytes of "
                      f"records; blobs alone are {result['levels'][RAW_ZSTD_LEVEL]:.3f} of the text at level "
