@@ -1,7 +1,8 @@
-"""Shared by the benchmarks in tools/bench/: repeated timing with medians, a plain table, and one section per
-benchmark in tools/bench/RESULTS.md (replaced on rerun, other sections kept).
+"""Shared by the benchmarks in tools/bench/: repeated timing with medians, a plain table, one section per
+benchmark in tools/bench/RESULTS.md (replaced on rerun, other sections kept), and the bytecode an installed
+package would have.
 
-    from common import interleaved, table, write_section
+    from common import compile_bytecode, interleaved, table, write_section
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 RESULTS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_TITLE = "# Benchmark results\n\nEach section is written by the benchmark it names; rerunning one replaces only its section.\n"
 
 
@@ -100,6 +102,16 @@ def command_line() -> str:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     script = os.path.relpath(os.path.abspath(sys.argv[0]), root) if sys.argv else "?"
     return shlex.join(["python", script] + sys.argv[1:])
+
+
+def compile_bytecode() -> None:
+    """Write the .pyc files of memctl and engine, as installing the package does: with PYTHONDONTWRITEBYTECODE
+    set, every process would otherwise compile each module edited since the last write (tens of ms), some of
+    them inside a timed call (the modules a command imports lazily)."""
+    import compileall
+
+    for package in ("engine", "memctl"):
+        compileall.compile_dir(os.path.join(ROOT, package), quiet=1)
 
 
 def write_section(name: str, body: str, path: str = RESULTS_PATH) -> None:

@@ -51,7 +51,7 @@ from datetime import datetime, timedelta
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(os.path.dirname(HERE)), HERE]
 
-from common import interleaved, table, write_section  # noqa: E402
+from common import compile_bytecode, interleaved, table, write_section  # noqa: E402
 from engine import fs  # noqa: E402
 from engine.codec import pack  # noqa: E402
 from engine.format import RAW_CHUNK_TABLE, RAW_DIR, RAW_TURNS_TABLE  # noqa: E402
@@ -594,6 +594,7 @@ def main() -> None:
     parser.add_argument("--dir", default=os.environ.get("BENCH_DIR"),
                         help="where the scratch directory goes (default $BENCH_DIR, else the system's temp directory)")
     arguments = parser.parse_args()
+    compile_bytecode()
     root = tempfile.mkdtemp(prefix="ingest-bench-", dir=arguments.dir)
     try:
         bench = Bench(root, arguments.runs)
