@@ -50,6 +50,10 @@ from datetime import datetime, timedelta
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(os.path.dirname(HERE)), HERE]
+# As the memctl command line runs (memctl/cli/__init__.py), and for every contender's child alike: numpy's
+# OpenBLAS threads otherwise spin on both cores for about 0.1 s after numpy is imported, through the timed
+# calls, taking CPU from the contender (and counted in its CPU seconds).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from common import compile_bytecode, interleaved, table, write_section  # noqa: E402
 from engine import fs  # noqa: E402
