@@ -48,13 +48,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import table, write_section  # noqa: E402
+from common import compile_bytecode, table, write_section  # noqa: E402
 
 LOCOMO_PATH = os.path.join(os.path.dirname(ROOT), "shared", "locomo", "locomo-dev.json")
 TOP = 10
 BUILD_BATCH = 10_000
 FORGETFUL = "numpy, nothing remembered"  # a searcher that forgets its decoded terms before every query
 TOKENS_ONLY = "memctl (tokens only)"  # a build keeping no text: what FTS5's contentless table keeps the like of
+FTS5_CONTENT = "SQLite FTS5 (content table)"  # context only: the verdicts compare with the contentless table
 
 
 @dataclass
@@ -216,7 +217,8 @@ def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict, store_
     with Store.open(directory, flush_bytes=1 << 62) as store:
         index = TextIndex(store, Pretokenized(tokenizer, tokens), store_text=store_text)
         for first in range(0, len(corpus.keys), BUILD_BATCH):
-            index.add_many([{"key": key, "fields": {"text": text}} for key, text in
+            # Text given alone: the API's form for a document of the one field "text" (no map per document).
+            index.add_many([{"key": key, "fields": text} for key, text in
                             zip(corpus.keys[first:first + BUILD_BATCH], corpus.texts[first:first + BUILD_BATCH])])
         store.flush()
     return {**watch.read(), "bytes": directory_bytes(os.path.join(directory, "seg"), ".text.postings.seg"),
@@ -253,7 +255,12 @@ def _fts5_tokenchars(term_lists) -> str:
 
 
 class Fts5:
-    name = "SQLite FTS5"
+    """contentless (the verdicts' peer): FTS5 keeps its index alone; else it also keeps what it indexed (the
+    joined terms) in its content table, as memctl keeping tokens only keeps its tokens."""
+
+    def __init__(self, contentless: bool = True):
+        self.contentless = contentless
+        self.name = "SQLite FTS5" if contentless else FTS5_CONTENT
 
     def build(self, directory: str, keys: list, documents: list) -> dict:
         self.keys = keys
@@ -261,10 +268,11 @@ class Fts5:
         # Which characters the analysed terms hold is the harness's knowledge (a user configures tokenchars),
         # not FTS5's indexing: it is found before the clock (0.18 s of CPU on the 100k corpus).
         chars = _fts5_tokenchars(documents)
+        content = ", content=''" if self.contentless else ""
         watch = Stopwatch()
         self.connection = sqlite3.connect(path)
         self.connection.execute(
-            f"CREATE VIRTUAL TABLE docs USING fts5(body, content='', "
+            f"CREATE VIRTUAL TABLE docs USING fts5(body{content}, "
             f"tokenize=\"unicode61 remove_diacritics 0 tokenchars '{chars}'\")")
         with self.connection:
             self.connection.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)",
@@ -386,15 +394,6 @@ def _process_seconds(command: list) -> tuple[float, float]:
     return elapsed, usage.ru_utime + usage.ru_stime
 
 
-def compile_bytecode() -> None:
-    """Write the .pyc files of memctl and engine, as installing the package does: with PYTHONDONTWRITEBYTECODE
-    set, every cold process would otherwise compile each module edited since the last write (tens of ms)."""
-    import compileall
-
-    for package in ("engine", "memctl"):
-        compileall.compile_dir(os.path.join(ROOT, package), quiet=1)
-
-
 def cold_seconds(home: str, tenant: str, query: str, runs: int) -> tuple[float, float]:
     """Median (wall, CPU) seconds of `memctl search QUERY`, after one untimed run (page cache)."""
     search = memctl_command() + ["--home", home, "--tenant", tenant, "search", query, "--top", str(TOP)]
@@ -491,9 +490,11 @@ def run_corpus(corpus: Corpus, work: str, arguments) -> dict:
 
 def compared_builds(work: str, tenant: str, directory: str, corpus: Corpus, tokenizer, tokens: dict, documents: list,
                     fts5, rounds: int) -> dict:
-    """Median build figures of memctl, memctl keeping tokens only and FTS5, built in turn `rounds` times (a
-    load spike from another process then skews one sample, not the ratio); the last builds are kept."""
-    samples: dict = {"memctl": [], TOKENS_ONLY: [], fts5.name: []}
+    """Median build figures of memctl, memctl keeping tokens only, FTS5 and (context) FTS5 keeping its content,
+    built in turn `rounds` times (a load spike from another process then skews one sample, not the ratio); the
+    last builds of memctl and FTS5 are kept."""
+    with_content = Fts5(contentless=False)
+    samples: dict = {"memctl": [], TOKENS_ONLY: [], fts5.name: [], with_content.name: []}
     for round_number in range(rounds):
         last = round_number == rounds - 1
         scratch = os.path.join(work, f"{tenant}-round-{round_number}")
@@ -501,6 +502,10 @@ def compared_builds(work: str, tenant: str, directory: str, corpus: Corpus, toke
         samples[TOKENS_ONLY].append(build_memctl(scratch + "-lean", corpus, tokenizer, tokens, store_text=False))
         os.makedirs(scratch + "-fts5")
         samples[fts5.name].append(fts5.build(scratch + "-fts5", corpus.keys, documents))
+        os.makedirs(scratch + "-fts5-content")
+        samples[with_content.name].append(with_content.build(scratch + "-fts5-content", corpus.keys, documents))
+        with_content.connection.close()
+        shutil.rmtree(scratch + "-fts5-content")
         shutil.rmtree(scratch + "-lean")
         if not last:
             shutil.rmtree(scratch)
@@ -569,6 +574,12 @@ def report(result: dict) -> str:
                  f"{lean['build']:.2f} s wall / {lean['build_cpu']:.2f} s CPU, "
                  f"{lean['build'] / builds['SQLite FTS5']['build']:.2f}x FTS5's wall; store {lean['store_bytes']:,} "
                  "bytes.")
+    content = builds[FTS5_CONTENT]
+    lines.append(f"- Context, not a verdict: FTS5 keeping its content table (the joined terms it indexes, as memctl "
+                 f"keeping tokens only keeps its tokens): build {content['build']:.2f} s wall / "
+                 f"{content['build_cpu']:.2f} s CPU, {content['bytes']:,} bytes; memctl tokens only is "
+                 f"{lean['build'] / content['build']:.2f}x its wall, {lean['build_cpu'] / content['build_cpu']:.2f}x "
+                 "its CPU.")
     lines.append(f"- Top-{TOP} overlap of memctl with bm25s's BM25+ (same k1, b, δ and idf): "
                  f"{result['agreement'] * 100:.1f}% of the keys on average. bm25s adds δ·idf of every query term to "
                  "every document (its non-occurrence array), so δ does not reward matching more terms there as in "
