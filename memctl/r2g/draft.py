@@ -182,19 +182,16 @@ class GraphDraft:
         """Set fresh_edges; add to `known_nodes` the ids of the nodes that earlier batches of the run wrote and
         a fresh edge points at (a SAME_AS to an earlier Fact): such an edge then joins the bulk writes instead of
         going one by one, which also cut the run of bulk edges around it."""
-        created = self.created
-        remembered = self.recent.ids if self.recent is not None else None
-        self.fresh_edges = fresh = set()
-        for key, spec in self.edges.items():
-            source, target = spec["source"], spec["target"]
-            if source in created or target in created:
-                fresh.add(key)
-                if remembered is not None:
-                    for end in (source, target):
-                        if end not in created and end not in known_nodes:
-                            found = remembered.get(end)
-                            if found is not None:
-                                known_nodes[end] = found
+        fresh = [(key, spec) for key, spec in self.edges.items() if self.fresh(spec)]
+        self.fresh_edges = {key for key, _ in fresh}
+        if self.recent is None:
+            return
+        for _, spec in fresh:
+            for end in (spec["source"], spec["target"]):
+                if end not in self.created and end not in known_nodes:
+                    found = self.recent.ids.get(end)
+                    if found is not None:
+                        known_nodes[end] = found
 
     def _new_between(self, known_nodes: dict, key: str, spec: dict) -> bool:
         return key in self.fresh_edges and spec["source"] in known_nodes and spec["target"] in known_nodes
@@ -212,7 +209,7 @@ class GraphDraft:
 
     def _write_edge(self, writer, key: str, spec: dict) -> None:
         weight, confidence = spec["weight"], spec["confidence"]
-        existing = None if self.fresh(spec) else writer.edge(key)
+        existing = None if key in self.fresh_edges else writer.edge(key)
         if existing is not None and (self.rewritten is None or key in self.rewritten.edges):
             # Another mention of the same relation: the strongest evidence wins, whatever the order.
             weight, confidence = max(weight, existing["weight"]), max(confidence, existing["confidence"])

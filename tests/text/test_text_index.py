@@ -334,7 +334,6 @@ def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_doe
     assert segments[0] == segments[1]
 
 
-
 @pytest.mark.parametrize("store_text", [True, False])
 def test_a_document_of_the_text_field_alone_keeps_its_tokens_without_maps(tmp_path, store_text):
     from engine.format import TEXT_DOCUMENT_TABLE

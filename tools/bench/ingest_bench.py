@@ -378,7 +378,6 @@ class Bench:
             fs.set_ops(previous)
         return counting.counts
 
-
     def sqlite_sync_calls(self, paths: list[str]) -> int | None:
         """fsync and fdatasync calls of one SQLite parse-and-store, counted by strace (SQLite syncs from C,
         out of fs.ops' sight); None when strace is not installed."""
