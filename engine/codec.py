@@ -16,6 +16,43 @@ def crc32(data, start: int = 0) -> int:
     return zlib.crc32(data, start) & _MASK32
 
 
+def crc32_combine(first: int, second: int, second_length: int) -> int:
+    """crc32(a + b) from crc32(a), crc32(b) and len(b), without reading a or b (zlib's crc32_combine, which
+    Python's zlib does not expose): a segment writer checksums a column's blocks once and derives the file's
+    CRC from them instead of a second pass over the bytes. Appending n zero bytes to a CRC register is a
+    linear map over GF(2); the maps for 2^k bytes are squared from one another once and kept."""
+    for power in range(second_length.bit_length()):
+        if second_length >> power & 1:
+            first = _gf2_times(_zero_bytes_operator(power), first)
+    return first ^ second
+
+
+_ZERO_OPERATORS: list = []  # [k]: the 32 columns of the map that appends 2^k zero bytes to a CRC register
+
+
+def _zero_bytes_operator(power: int) -> list:
+    if not _ZERO_OPERATORS:
+        one_bit = [0xEDB88320] + [1 << row for row in range(31)]  # one zero bit (the reflected polynomial)
+        _ZERO_OPERATORS.append(_gf2_square(_gf2_square(_gf2_square(one_bit))))  # eight bits: one byte
+    while len(_ZERO_OPERATORS) <= power:
+        _ZERO_OPERATORS.append(_gf2_square(_ZERO_OPERATORS[-1]))
+    return _ZERO_OPERATORS[power]
+
+
+def _gf2_times(matrix: list, vector: int) -> int:
+    total, row = 0, 0
+    while vector:
+        if vector & 1:
+            total ^= matrix[row]
+        vector >>= 1
+        row += 1
+    return total
+
+
+def _gf2_square(matrix: list) -> list:
+    return [_gf2_times(matrix, column) for column in matrix]
+
+
 def mask_crc(crc: int) -> int:
     """LevelDB's masking: a CRC stored inside data that is itself checksummed stays meaningful."""
     return ((((crc >> 15) | (crc << 17)) & _MASK32) + CRC_MASK_DELTA) & _MASK32

@@ -24,7 +24,7 @@ import struct
 import numpy as np
 
 from engine import fs
-from engine.codec import crc32, pack, unpack
+from engine.codec import crc32, crc32_combine, pack, unpack
 from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import (
     FORMAT_VERSION,
@@ -69,10 +69,11 @@ class SegmentWriter:
         self._file_crc = 0
         self._write(encode_segment_header(kind))
 
-    def _write(self, data) -> None:
+    def _write(self, data, crc: int | None = None) -> None:
+        """crc: crc32 of `data` when the caller knows it (then the file's CRC is combined, not recomputed)."""
         fs.ops.write(self._fd, data)
         self._size += len(data)
-        self._file_crc = crc32(data, self._file_crc)
+        self._file_crc = crc32(data, self._file_crc) if crc is None else crc32_combine(self._file_crc, crc, len(data))
 
     def add_column(self, name: str, array) -> None:
         array = np.asarray(array)
@@ -84,8 +85,9 @@ class SegmentWriter:
             self._write(bytes(padding))
         flat = np.ascontiguousarray(array.reshape(-1))
         data = flat.view(np.uint8) if flat.size else b""
-        self._columns.append([name, array.dtype.str, list(array.shape), self._size, len(data), block_crcs(data)])
-        self._write(data)
+        crcs = block_crcs(data)
+        self._columns.append([name, array.dtype.str, list(array.shape), self._size, len(data), crcs])
+        self._write(data, _crc_of_blocks(crcs, len(data)))
 
     def add_bytes(self, name: str, data: bytes) -> None:
         self.add_column(name, np.frombuffer(data, dtype=np.uint8))
@@ -271,6 +273,14 @@ class Segment:
 
     def file_crc(self) -> int:
         return crc32(self._buffer)
+
+
+def _crc_of_blocks(crcs: bytes, length: int) -> int:
+    """crc32 of `length` bytes whose SEGMENT_CHECKSUM_BLOCK_BYTES blocks have the CRCs `crcs` (u32 LE)."""
+    total, block = 0, SEGMENT_CHECKSUM_BLOCK_BYTES
+    for index, crc in enumerate(np.frombuffer(crcs, dtype="<u4").tolist()):
+        total = crc32_combine(total, crc, min(block, length - index * block))
+    return total
 
 
 def block_crcs(data) -> bytes:

@@ -27,10 +27,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.format import TEXT_BLOCK_ENTRIES, TEXT_SEGMENT_VERSION, TEXT_TERMS_PER_BLOCK
-from engine.text import keys, pieces, postings, termdict
+from engine.text import keys, pieces, postings, termdict, wants_numba
 from engine.text.frontcode import gather_runs
 from engine.text.postings import narrow
 
+# "auto": the numba kernels (engine.text.build_kernels) when numba is loaded, numpy otherwise; "numpy" or
+# "numba" force one (the tests build both ways and compare the bytes).
+KERNELS = "auto"
 
 @dataclass
 class Document:
@@ -257,17 +260,34 @@ def _tokens_to_entries(token_pieces: list, placements: list, document_count: int
     positions = np.concatenate(positions) if positions else np.zeros(0, np.int32)
     if positions.size and (positions.max() >= 1 << 31 or positions.min() < 0):
         raise ValueError("token positions must lie in [0, 2**31)")
-    order = _token_order(token_terms, places, positions, len(terms))
+    kernels = _kernels()
+    entry_terms, entry_places, frequencies, positions = (
+        kernels.sorted_entries(token_terms, places, positions, len(terms), document_count * slots) if kernels
+        else _sorted_entries(token_terms, places, positions, len(terms)))
+    entry_documents, entry_fields = (entry_places, np.zeros_like(entry_places)) if slots == 1 else \
+        (entry_places // slots, entry_places % slots)
+    return _Entries(terms, entry_terms, entry_documents, entry_fields, frequencies, positions), lengths, field_names
+
+
+def _kernels():
+    """engine.text.build_kernels as KERNELS chooses (by default when numba is loaded in this process already),
+    else None: numpy does the work."""
+    if not wants_numba(KERNELS):
+        return None
+    from engine.text import build_kernels
+
+    return build_kernels
+
+
+def _sorted_entries(token_terms: np.ndarray, places: np.ndarray, positions: np.ndarray, term_count: int) -> tuple:
+    """(entry terms, entry places, frequencies, positions in entry order, int32): entries in (term, place) order,
+    each one's positions ascending (engine.text.build_kernels.sorted_entries with numpy)."""
+    order = _token_order(token_terms, places, positions, term_count)
     token_terms, places, positions = token_terms[order], places[order], positions[order].astype(np.int32, copy=False)
     del order
     boundaries = np.flatnonzero(np.r_[True, (token_terms[1:] != token_terms[:-1]) | (places[1:] != places[:-1])]) \
         if token_terms.size else np.zeros(0, np.int64)
-    entry_places = places[boundaries]
-    entry_documents, entry_fields = (entry_places, np.zeros_like(entry_places)) if slots == 1 else \
-        (entry_places // slots, entry_places % slots)
-    entries = _Entries(terms, token_terms[boundaries], entry_documents, entry_fields,
-                       np.diff(np.append(boundaries, token_terms.size)), positions)
-    return entries, lengths, field_names
+    return token_terms[boundaries], places[boundaries], np.diff(np.append(boundaries, token_terms.size)), positions
 
 
 def _ranked_terms(vocabularies: list, codes: list) -> tuple[list, np.ndarray]:
@@ -278,11 +298,10 @@ def _ranked_terms(vocabularies: list, codes: list) -> tuple[list, np.ndarray]:
         groups.setdefault(id(vocabulary), (vocabulary, []))[1].append(number)
     used = []  # per vocabulary: the codes its tokens use, and their terms
     for vocabulary, numbers in groups.values():
-        in_use = np.zeros(vocabulary.tokens, dtype=bool)
+        in_use = np.zeros(vocabulary.code_space, dtype=bool)
         for number in numbers:
             in_use[codes[number]] = True
-        all_codes = np.fromiter(vocabulary.codes.values(), dtype=np.int64, count=len(vocabulary.codes))
-        all_terms = list(vocabulary.codes)
+        all_codes, all_terms = vocabulary.entries()
         kept = np.flatnonzero(in_use[all_codes])
         used.append((all_codes[kept], all_terms if kept.size == len(all_terms) else
                      [all_terms[index] for index in kept.tolist()]))
@@ -290,7 +309,7 @@ def _ranked_terms(vocabularies: list, codes: list) -> tuple[list, np.ndarray]:
     ranks = dict(zip(terms, range(len(terms))))
     remaps = {}
     for (vocabulary, _numbers), (used_codes, names) in zip(groups.values(), used):
-        remap = remaps[id(vocabulary)] = np.zeros(vocabulary.tokens, dtype=np.int32)
+        remap = remaps[id(vocabulary)] = np.zeros(vocabulary.code_space, dtype=np.int32)
         remap[used_codes] = np.fromiter(map(ranks.__getitem__, names), dtype=np.int32, count=len(names))
     coded = [remaps[id(vocabulary)][piece_codes] for vocabulary, piece_codes in zip(vocabularies, codes)]
     return terms, np.concatenate(coded) if coded else np.zeros(0, np.int32)
@@ -319,8 +338,10 @@ def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray, t
 def _assemble(entries: _Entries, table: _DocumentTable, field_names: list, deleted, signature) -> tuple[dict, dict]:
     columns, meta = _document_columns(table, field_names, deleted, signature)
     columns.update(keys.encode(table.keys))
-    encoded = postings.encode(entries.entry_terms, entries.documents, entries.fields, entries.frequencies,
-                              entries.positions, len(entries.terms), meta["field_slots"], meta["plain_field"])
+    kernels = _kernels()
+    encode = kernels.encode_postings if kernels else postings.encode
+    encoded = encode(entries.entry_terms, entries.documents, entries.fields, entries.frequencies, entries.positions,
+                     len(entries.terms), meta["field_slots"], meta["plain_field"])
     columns.update(termdict.encode(entries.terms))
     columns.update(vars(encoded))
     if meta["field_slots"] == 1:

@@ -21,7 +21,8 @@ from engine.text.kind import SIGNATURE_KEY, collector_paused, dead_key
 class TextIndex:
     """tokenizer: engine.text.tokenizer.Tokenizer (default configuration when None); parameters:
     engine.text.bm25.BM25Parameters; store_text: keep each field's text in its record (for snippets and
-    re-tokenizing), or only the tokens; kernels: see engine.text.search.Searcher ("numpy" for the CLI)."""
+    re-tokenizing), or only the tokens; kernels: see engine.text.search.Searcher ("numpy" for the CLI), and
+    with numba, batches code their terms by engine.text.term_table.TermTable (the same segments, built faster)."""
 
     def __init__(self, store, tokenizer=None, parameters=None, store_text: bool = True, kernels: str = "numpy"):
         if tokenizer is None:
@@ -47,7 +48,8 @@ class TextIndex:
         """Index several documents (dicts with key, fields, and optionally type, timestamp, tags) in one
         batch; a key given twice keeps its last version. Nothing is written if any document is invalid."""
         with collector_paused():
-            analysis = _Analysis(self.tokenizer, self.store_text, pieces.pending_of(self.store).vocabulary)
+            vocabulary = pieces.pending_of(self.store).vocabulary(self.kernels)
+            analysis = _Analysis(self.tokenizer, self.store_text, vocabulary)
             analysis.add(documents)
             return self._add_prepared(analysis.keys, analysis.records, analysis.finish(), batch)
 
@@ -202,7 +204,7 @@ class _Analysis:
                 texts[name] = text
         field_names = list(dict.fromkeys(names))
         run_fields = list(map(dict(zip(field_names, range(len(field_names)))).__getitem__, names))
-        return pieces.make_piece(self.vocabulary, chain.from_iterable(term_lists), positions, run_lengths,
+        return pieces.make_piece(self.vocabulary, pieces.TermRuns(term_lists, joined), positions, run_lengths,
                                  self.run_documents, run_fields, field_names, len(self.records), self.attributes)
 
 

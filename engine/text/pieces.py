@@ -16,29 +16,36 @@ from __future__ import annotations
 
 import operator
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import count
+from itertools import chain, count
 
 import numpy as np
 
-from engine.text import stored
+from engine.text import stored, wants_numba
 
 
 class Vocabulary:
     """Terms coded by the number of the token that first used them (counted over every piece coded here):
-    one dict operation per token at C speed; a build ranks the terms it keeps once, per vocabulary."""
+    one dict operation per token at C speed; a build ranks the terms it keeps once, per vocabulary.
+    engine.text.term_table.TermTable is the same with numba kernels."""
 
     def __init__(self):
         self.codes: dict = {}  # term → its code; insertion order is code order
         self.tokens = 0
 
-    def code(self, terms, total: int) -> np.ndarray:
-        """The codes of `total` terms (any iterable); ValueError for an empty term or one holding the stored
+    @property
+    def code_space(self) -> int:
+        """Every code is below this."""
+        return self.tokens
+
+    def code(self, runs: "TermRuns", total: int) -> np.ndarray:
+        """The codes of the `total` terms of `runs`; ValueError for an empty term or one holding the stored
         separator (engine.text.stored), which no text holds: a bad term is new to the vocabulary, so only the
         new terms are checked."""
         dtype = np.int32 if self.tokens + total < 1 << 31 else np.int64
         known = len(self.codes)
-        codes = np.fromiter(map(self.codes.setdefault, terms, count(self.tokens)), dtype=dtype, count=total)
+        codes = np.fromiter(map(self.codes.setdefault, runs.terms(), count(self.tokens)), dtype=dtype, count=total)
         self.tokens += total
         if len(self.codes) > known:
             new_terms = list(self.codes)[known:]
@@ -47,6 +54,25 @@ class Vocabulary:
                     del self.codes[term]
                 raise ValueError("index terms must be non-empty, hold no spaces and have one position each")
         return codes
+
+    def entries(self) -> tuple[np.ndarray, list]:
+        """Every code and its term, in code order."""
+        return np.fromiter(self.codes.values(), dtype=np.int64, count=len(self.codes)), list(self.codes)
+
+
+@dataclass
+class TermRuns:
+    """Every token's term, run by run: term_lists[i] holds the terms of run i, joined[i] the same terms joined
+    by the stored separator (a vocabulary takes whichever it codes faster)."""
+
+    term_lists: Sequence
+    joined: Sequence
+
+    def terms(self):
+        return chain.from_iterable(self.term_lists)
+
+    def all_joined(self) -> str:
+        return stored.SEPARATOR.join(filter(None, self.joined))
 
 
 @dataclass
@@ -62,12 +88,12 @@ class TokenPiece:
     attributes: bool = True  # False: no document of the piece has a type, a timestamp or tags
 
 
-def make_piece(vocabulary: Vocabulary, terms, positions: np.ndarray, run_lengths: list, run_documents, run_fields: list,
+def make_piece(vocabulary, runs: TermRuns, positions: np.ndarray, run_lengths: list, run_documents, run_fields: list,
                field_names: list, document_count: int, attributes: bool = True) -> TokenPiece:
-    """terms: every token's term, in run order (any iterable, len(positions) of them)."""
+    """runs: every token's term, in run order (len(positions) of them)."""
     if positions.size and positions.max() < 1 << 31:
         positions = positions.astype(np.int32)  # a build refuses larger ones; 32 bits halve what a flush touches
-    return TokenPiece(vocabulary, vocabulary.code(terms, positions.size), positions,
+    return TokenPiece(vocabulary, vocabulary.code(runs, positions.size), positions,
                       np.asarray(run_lengths, dtype=np.int64),
                       np.asarray(run_documents, dtype=np.int64), np.asarray(run_fields, dtype=np.int64),
                       field_names, document_count, attributes)
@@ -83,20 +109,34 @@ def decode_piece(documents_fields: list) -> TokenPiece:
             stored_fields.append(tokens)
             run_documents.append(local)
             run_fields.append(field_numbers.setdefault(name, len(field_numbers)))
-    all_terms, positions, run_lengths = stored.decode_all(stored_fields)
-    return make_piece(Vocabulary(), all_terms, positions, run_lengths, run_documents, run_fields, list(field_numbers),
-                      len(documents_fields))
+    joined, all_terms, positions, run_lengths = stored.decode_all(stored_fields)
+    return make_piece(Vocabulary(), TermRuns([all_terms], joined), positions, run_lengths, run_documents, run_fields,
+                      list(field_numbers), len(documents_fields))
 
 
 class PendingTokens:
     """The pieces of one writer's batches since its last flush; a piece's documents have consecutive docnos."""
 
     def __init__(self):
-        self.vocabulary = Vocabulary()
+        self._vocabularies: dict = {}  # numba or not → the vocabulary of the batches coded so
         self.pieces: list = []
         self._firsts: list = []  # first docno of each piece, ascending
         self._keys: list = []  # per piece: the keys of its documents
         self._records: list = []  # per piece: the records its documents were analysed into
+
+    def vocabulary(self, kernels: str):
+        """The vocabulary of the batches coded by `kernels`: a TermTable (engine.text.term_table) for numba."""
+        numba = wants_numba(kernels)
+        found = self._vocabularies.get(numba)
+        if found is None:
+            if numba:
+                from engine.text.term_table import TermTable
+
+                found = TermTable()
+            else:
+                found = Vocabulary()
+            self._vocabularies[numba] = found
+        return found
 
     def add(self, piece: TokenPiece, first_docno: int, keys: list, records: list) -> None:
         # A batch that was never committed hands its docnos out again: pieces reaching them are stale.

@@ -9,7 +9,6 @@ not change the statistics.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.arrays import members, sorted_unique
-from engine.text import bm25
+from engine.text import bm25, wants_numba
 from engine.text.postings import run_offsets
 from engine.text.tokenizer import CJK_MODE_BIGRAM, CJK_MODE_JIEBA, Vocabulary
 
@@ -490,9 +489,7 @@ def _average_lengths(parts: list, fields: list, document_count: int) -> dict:
 
 
 def _load_kernels(choice: str):
-    if choice not in ("numpy", "numba", "auto"):
-        raise ValueError(f"kernels must be 'numpy', 'numba' or 'auto', not {choice!r}")
-    if choice == "numpy" or (choice == "auto" and "numba" not in sys.modules):
+    if not wants_numba(choice):
         return None
     try:
         from engine.text import kernels

@@ -96,8 +96,9 @@ def decode(stored, where: str) -> tuple[list, list]:
     return terms, positions.tolist()
 
 
-def decode_all(stored_fields: list) -> tuple[list, np.ndarray, list]:
-    """Every term, every position (int64) and the term count of each of many stored fields, in order.
+def decode_all(stored_fields: list) -> tuple[list, list, np.ndarray, list]:
+    """The stored terms of the fields that have any, every term, every position (int64) and the term count of
+    each of many stored fields, in order.
 
     One join and one split for all the terms, one buffer for all the positions: a flush decodes a million
     tokens without a Python step per token. ValueError when a field's positions do not match its terms."""
@@ -119,4 +120,4 @@ def decode_all(stored_fields: list) -> tuple[list, np.ndarray, list]:
     else:
         positions = np.concatenate([np.frombuffer(chunk, dtype="<u2" if len(chunk) == 2 * count else "<u4")
                                     for chunk, count in zip(data, (count for count in counts if count))])
-    return all_terms, positions.astype(np.int64), counts
+    return joined, all_terms, positions.astype(np.int64), counts

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from engine.codec import (
     crc32,
+    crc32_combine,
     decode_varint,
     encode_varint,
     mask_crc,
@@ -140,3 +141,10 @@ def test_a_truncated_value_never_decodes_to_something_else_silently(value, data)
 
 def test_pack_uses_the_bin_type_for_bytes():
     assert pack(b"\x00") == msgpack.packb(b"\x00", use_bin_type=True) == b"\xc4\x01\x00"
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=300), st.binary(max_size=3000), st.integers(0, 3))
+def test_combined_crcs_are_the_crc_of_the_concatenation(first, second, repeat):
+    second = second * (1 + 50 * repeat)  # lengths up to ~450 KB: several powers of two of zero bytes
+    assert crc32_combine(crc32(first), crc32(second), len(second)) == crc32(first + second)

@@ -131,16 +131,19 @@ def test_columns_are_aligned_and_described_exactly(full_segment):
         previous_end = offset + length
 
 
-def test_a_large_column_has_one_crc_per_block(tmp_path):
+@pytest.mark.parametrize("items", [SEGMENT_CHECKSUM_BLOCK_BYTES // 4, 5 * SEGMENT_CHECKSUM_BLOCK_BYTES // 8 + 3])
+def test_a_large_column_has_one_crc_per_block(tmp_path, items):
+    """The file's CRC (the MANIFEST entry's) is derived from the block CRCs: it must still be the bytes' CRC."""
     path = tmp_path / "big.seg"
-    array = np.arange(SEGMENT_CHECKSUM_BLOCK_BYTES // 4, dtype=np.int64)  # two blocks, the second half full
-    write_segment(path, {"big": array})
+    array = np.arange(items, dtype=np.int64)  # two blocks, the second half full; or five and a bit
+    entry = write_segment(path, {"small": np.arange(3, dtype=np.uint8), "big": array})
     parsed = parse(path)
-    name, _dtype, _shape, offset, length, crcs = parsed["directory"]["columns"][0]
+    name, _dtype, _shape, offset, length, crcs = parsed["directory"]["columns"][1]
     block = SEGMENT_CHECKSUM_BLOCK_BYTES
     data = parsed["data"][offset: offset + length]
-    assert length == 2 * block
-    assert crcs == struct.pack("<II", crc32(data[:block]), crc32(data[block:]))
+    assert length == 8 * items
+    assert crcs == b"".join(struct.pack("<I", crc32(data[start: start + block])) for start in range(0, length, block))
+    assert entry["crc"] == crc32(parsed["data"]) and entry["size"] == len(parsed["data"])
 
 
 def test_finish_returns_the_manifest_entry_and_leaves_no_temp(full_segment):

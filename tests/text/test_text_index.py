@@ -304,9 +304,12 @@ def _plain_text(number: int, text: str) -> dict:
 
 @pytest.mark.parametrize("make", [_fielded, _plain_text])
 @pytest.mark.parametrize("caller_batch", [False, True])
-def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_does(tmp_path, make, caller_batch):
+@pytest.mark.parametrize("kernels", [("numpy", "numpy"), ("numba", "numba"), ("numba", "numpy")])
+def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_does(tmp_path, make, caller_batch,
+                                                                                  kernels):
     """The batches' token arrays (engine.text.pieces) are a shortcut: the same bytes as decoding the records,
-    also when a caller's batch, committed without handing its values over, holds equal copies of them."""
+    also when a caller's batch, committed without handing its values over, holds equal copies of them, and
+    whichever vocabulary (a dict, or the numba TermTable) coded each batch's terms."""
     import numpy as np
 
     documents = [make(number, text)
@@ -315,8 +318,8 @@ def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_doe
     for replay in (False, True):
         path = str(tmp_path / f"store-{replay}")
         with Store.open(path, flush_bytes=1 << 40) as store:
-            index = TextIndex(store, TOKENIZER)
-            index.add_many(documents[:70])
+            TextIndex(store, TOKENIZER, kernels=kernels[0]).add_many(documents[:70])
+            index = TextIndex(store, TOKENIZER, kernels=kernels[1])
             if caller_batch:
                 with store.batch() as batch:
                     index.add_many(documents[50:] + documents[:3], batch=batch)
@@ -364,8 +367,9 @@ class _SpacedTokenizer(Tokenizer):
         return (["two words"], [0]) if text == "bad" else super().index_tokens(text)
 
 
-def test_a_term_holding_the_separator_is_refused_and_forgotten(store):
-    index = TextIndex(store, _SpacedTokenizer())
+@pytest.mark.parametrize("kernels", ["numpy", "numba"])
+def test_a_term_holding_the_separator_is_refused_and_forgotten(store, kernels):
+    index = TextIndex(store, _SpacedTokenizer(), kernels=kernels)
     index.add("fine", "alpha beta")
     sequence = store.sequence
     with pytest.raises(ValueError, match="hold no spaces"):

@@ -57,7 +57,7 @@ def test_stored_tokens_round_trip_in_both_widths():
     wide = stored.encode(["far"], [70_000])
     assert len(wide[1]) == 4 and list(stored.decode(wide, "here")[1]) == [70_000]
     assert stored.decode(stored.encode([], []), "here") == ([], [])
-    terms, positions, counts = stored.decode_all([small, stored.encode([], []), wide])
+    _joined, terms, positions, counts = stored.decode_all([small, stored.encode([], []), wide])
     assert terms == ["蓝牙", "耳机", "0x1f", "far"] and counts == [3, 0, 1]
     assert positions.dtype == np.int64 and positions.tolist() == [0, 0, 2, 70_000]
 

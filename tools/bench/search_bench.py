@@ -55,6 +55,10 @@ TOP = 10
 BUILD_BATCH = 10_000
 FORGETFUL = "numpy, nothing remembered"  # a searcher that forgets its decoded terms before every query
 TOKENS_ONLY = "memctl (tokens only)"  # a build keeping no text: what FTS5's contentless table keeps the like of
+NUMBA_BUILD, NUMBA_TOKENS_ONLY = "memctl (numba)", "memctl (numba, tokens only)"
+# name → (store_text, kernels) of each memctl build; "memctl" is the command line's (numpy, text kept).
+MEMCTL_BUILDS = {"memctl": (True, "numpy"), TOKENS_ONLY: (False, "numpy"), NUMBA_BUILD: (True, "numba"),
+                 NUMBA_TOKENS_ONLY: (False, "numba")}
 FTS5_CONTENT = "SQLite FTS5 (content table)"  # context only: the verdicts compare with the contentless table
 
 
@@ -207,22 +211,40 @@ def directory_bytes(path: str, suffix: str = "") -> int:
     return total
 
 
-def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict, store_text: bool = True) -> dict:
-    import engine.text.build  # noqa: F401  (what a flush imports: modules load before the clock, as the peers' do)
+def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict, store_text: bool = True,
+                 kernels: str = "numpy") -> dict:
+    """kernels "numpy": the command line's build (no numba in the process); "numba": a long-lived process's,
+    with numba loaded (its vocabulary and build kernels, engine.text.term_table and build_kernels)."""
+    from engine.text import build
+
+    previous, build.KERNELS = build.KERNELS, kernels
+    try:
+        if kernels == "numba":  # loaded before the clock, as a long-lived process has them
+            warm_up = directory + "-warm-up"
+            _timed_build(warm_up, ["warm"], ["up"], Pretokenized(tokenizer, {"up": (["up"], [0])}), store_text, kernels)
+            shutil.rmtree(warm_up)
+        tokenizer.signature()  # part of the analysis: it imports jieba to see whether it can (LoCoMo has no CJK)
+        figures = _timed_build(directory, corpus.keys, corpus.texts, Pretokenized(tokenizer, tokens), store_text,
+                               kernels)
+    finally:
+        build.KERNELS = previous
+    return {**figures, "bytes": directory_bytes(os.path.join(directory, "seg"), ".text.postings.seg"),
+            "store_bytes": directory_bytes(directory)}
+
+
+def _timed_build(directory: str, keys: list, texts: list, tokenizer, store_text: bool, kernels: str) -> dict:
     from engine.store import Store
     from engine.text.index import TextIndex
 
-    tokenizer.signature()  # part of the analysis: it imports jieba to see whether it can (LoCoMo has no CJK)
     watch = Stopwatch()
     with Store.open(directory, flush_bytes=1 << 62) as store:
-        index = TextIndex(store, Pretokenized(tokenizer, tokens), store_text=store_text)
-        for first in range(0, len(corpus.keys), BUILD_BATCH):
+        index = TextIndex(store, tokenizer, store_text=store_text, kernels=kernels)
+        for first in range(0, len(keys), BUILD_BATCH):
             # Text given alone: the API's form for a document of the one field "text" (no map per document).
             index.add_many([{"key": key, "fields": text} for key, text in
-                            zip(corpus.keys[first:first + BUILD_BATCH], corpus.texts[first:first + BUILD_BATCH])])
+                            zip(keys[first:first + BUILD_BATCH], texts[first:first + BUILD_BATCH])])
         store.flush()
-    return {**watch.read(), "bytes": directory_bytes(os.path.join(directory, "seg"), ".text.postings.seg"),
-            "store_bytes": directory_bytes(directory)}
+    return watch.read()
 
 
 def memctl_searchers(directory: str, tokenizer):
@@ -494,19 +516,23 @@ def compared_builds(work: str, tenant: str, directory: str, corpus: Corpus, toke
     built in turn `rounds` times (a load spike from another process then skews one sample, not the ratio); the
     last builds of memctl and FTS5 are kept."""
     with_content = Fts5(contentless=False)
-    samples: dict = {"memctl": [], TOKENS_ONLY: [], fts5.name: [], with_content.name: []}
+    samples: dict = {name: [] for name in MEMCTL_BUILDS}
+    samples.update({fts5.name: [], with_content.name: []})
     for round_number in range(rounds):
         last = round_number == rounds - 1
         scratch = os.path.join(work, f"{tenant}-round-{round_number}")
         samples["memctl"].append(build_memctl(directory if last else scratch, corpus, tokenizer, tokens))
-        samples[TOKENS_ONLY].append(build_memctl(scratch + "-lean", corpus, tokenizer, tokens, store_text=False))
+        for name, (store_text, kernels) in MEMCTL_BUILDS.items():
+            if name != "memctl":
+                lean = scratch + "-" + re.sub(r"[^a-z]+", "-", name)
+                samples[name].append(build_memctl(lean, corpus, tokenizer, tokens, store_text, kernels))
+                shutil.rmtree(lean)
         os.makedirs(scratch + "-fts5")
         samples[fts5.name].append(fts5.build(scratch + "-fts5", corpus.keys, documents))
         os.makedirs(scratch + "-fts5-content")
         samples[with_content.name].append(with_content.build(scratch + "-fts5-content", corpus.keys, documents))
         with_content.connection.close()
         shutil.rmtree(scratch + "-fts5-content")
-        shutil.rmtree(scratch + "-lean")
         if not last:
             shutil.rmtree(scratch)
             shutil.rmtree(scratch + "-fts5")
@@ -539,7 +565,7 @@ def report(result: dict) -> str:
     fts5, tantivy = timings["SQLite FTS5"], timings["tantivy"]
     rows = []
     for name, values in timings.items():
-        build = builds.get(name.split(" (")[0] if name.startswith("memctl") else name)
+        build = builds.get(NUMBA_BUILD if name == NUMBA_BUILD else "memctl" if name.startswith("memctl") else name)
         p50, p95 = float(np.percentile(values, 50)), float(np.percentile(values, 95))
         rows.append([name, _ms(p50), _ms(p95), _ratio(p50, float(np.percentile(fts5, 50))),
                      _ratio(p50, float(np.percentile(tantivy, 50))),
@@ -568,12 +594,19 @@ def report(result: dict) -> str:
         f"; memctl/FTS5 {builds['memctl']['build_cpu'] / builds['SQLite FTS5']['build_cpu']:.2f}x.")
     lines.append(f"- memctl index bytes = its text.postings segment; the whole store (records with text and tokens, "
                  f"the source of truth) is {memctl['store_bytes']:,} bytes.")
-    lean = builds[TOKENS_ONLY]
+    lean, numba, numba_lean = builds[TOKENS_ONLY], builds[NUMBA_BUILD], builds[NUMBA_TOKENS_ONLY]
     lines.append(f"- memctl keeping tokens only (store_text=False, as R2G's index does: the text stays with the "
                  f"caller, as it does with FTS5's contentless table; the tokens remain the source of truth): build "
                  f"{lean['build']:.2f} s wall / {lean['build_cpu']:.2f} s CPU, "
                  f"{lean['build'] / builds['SQLite FTS5']['build']:.2f}x FTS5's wall; store {lean['store_bytes']:,} "
                  "bytes.")
+    lines.append(f"- memctl (numba): the same segment, byte for byte, built in a process with numba loaded (a "
+                 f"long-lived one; the command line never loads it): terms coded by engine.text.term_table, tokens "
+                 f"sorted and postings encoded by engine.text.build_kernels; numba and its cached kernels are loaded "
+                 f"before the clock. Build {numba['build']:.2f} s wall / {numba['build_cpu']:.2f} s CPU, "
+                 f"{numba['build'] / builds['SQLite FTS5']['build']:.2f}x FTS5's wall; keeping tokens only "
+                 f"{numba_lean['build']:.2f} s / {numba_lean['build_cpu']:.2f} s, "
+                 f"{numba_lean['build'] / builds['SQLite FTS5']['build']:.2f}x.")
     content = builds[FTS5_CONTENT]
     lines.append(f"- Context, not a verdict: FTS5 keeping its content table (the joined terms it indexes, as memctl "
                  f"keeping tokens only keeps its tokens): build {content['build']:.2f} s wall / "
@@ -602,7 +635,8 @@ def verdicts(result: dict) -> list:
                      "yes" if p50[name] <= 0.5 * p50["SQLite FTS5"] else "NO"])
         rows.append([f"p50 ≤ 3× tantivy ({mode})", _ratio(p50[name], p50["tantivy"]),
                      "yes" if p50[name] <= 3 * p50["tantivy"] else "NO"])
-    for name, label in (("memctl", ""), (TOKENS_ONLY, ", tokens only")):
+    for name, label in (("memctl", ""), (TOKENS_ONLY, ", tokens only"), (NUMBA_BUILD, ", numba"),
+                        (NUMBA_TOKENS_ONLY, ", numba, tokens only")):
         for figure, clock in (("build", "wall"), ("build_cpu", "CPU")):
             build = builds[name][figure] / builds["SQLite FTS5"][figure]
             rows.append([f"build ≤ 1.5× FTS5 ({clock}{label})", f"{build:.2f}x", "yes" if build <= 1.5 else "NO"])
