@@ -311,12 +311,14 @@ def _rebuilt_search(documents: dict) -> dict:
 def read_text(store, into: dict | None = None, records: bool = True) -> dict:
     """What the text kind serves, filled into `into` as it is read (a damage test keeps what was served
     before an error); `records`: also the documents as their records hold them."""
+    from engine.text import stored
+
     found = {} if into is None else into
     if records:
         found["documents"] = documents = {}
         for key, record in store.scan(TEXT_DOCUMENT_TABLE):
-            documents[key] = {"fields": record.get("fields"), "type": record.get("type"), "ts": record.get("ts"),
-                              "tags": list(record.get("tags", ()))}
+            documents[key] = {"fields": stored.record_texts(record), "type": record.get("type"),
+                              "ts": record.get("ts"), "tags": list(record.get("tags", ()))}
     index = text_index(store)
     found["search"] = {}
     _search_answers(index.search, found["search"])

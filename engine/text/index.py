@@ -122,7 +122,11 @@ class TextIndex:
         return statistics
 
     def get(self, key: str) -> dict | None:
-        return self.store.get(TEXT_DOCUMENT_TABLE, key)
+        """The document's record; its text, when kept, as a map {field: text} (engine.text.stored.record_texts)."""
+        record = self.store.get(TEXT_DOCUMENT_TABLE, key)
+        if record is None or type(record.get("fields")) is not str:
+            return record
+        return {**record, "fields": stored.record_texts(record)}
 
 
 class _Analysis:
@@ -141,7 +145,7 @@ class _Analysis:
         self.records: list = []
         self.attributes = False  # whether a document has a type, a timestamp or tags
         # Per run (one field of one document): its document, field name, text, and where its record keeps it:
-        # (map and key of its terms, map and key of its positions, fields map or None).
+        # (map and key of its terms, map and key of its positions, map (None: no text kept) and key of its text).
         self.run_documents: list = []
         self.run_names: list = []
         self.run_texts: list = []
@@ -164,24 +168,25 @@ class _Analysis:
                 fields = {DEFAULT_FIELD: fields}
             elif not isinstance(fields, dict):
                 _bad_fields(index)
-            texts = {} if store_text else None
-            if len(fields) == 1 and DEFAULT_FIELD in fields:  # the record keeps its one field's tokens itself
+            if len(fields) == 1 and DEFAULT_FIELD in fields:  # the record keeps its one field's tokens and text itself
                 record = {"tokens": None, "positions": None}
-                places = (record, "tokens", record, "positions", texts)
+                places = (record, "tokens", record, "positions", record if store_text else None, "fields")
+                texts = None
             else:
                 record = {"tokens": {}, "positions": {}}
                 places = None
+                texts = {} if store_text else None
+                if store_text:
+                    record["fields"] = texts
             if len(document) > 2:  # more than key and fields
                 self.attributes = _add_attributes(record, document, index) or self.attributes
-            if store_text:
-                record["fields"] = texts
             for name, text in fields.items():
                 if type(name) is not str or type(text) is not str or not name:
                     name, text = _checked_field(name, text, index)
                 run_documents.append(index)
                 run_names.append(name)
                 run_texts.append(text)
-                run_places.append(places or (record["tokens"], name, record["positions"], name, texts))
+                run_places.append(places or (record["tokens"], name, record["positions"], name, texts, name))
             keys.append(key)
             records.append(record)
 
@@ -196,12 +201,12 @@ class _Analysis:
             _raise_for_bad_run(term_lists, position_lists)
         positions = stored.positions_array(chain.from_iterable(position_lists))
         encoded = stored.positions_bytes(positions, run_lengths)
-        for (tokens, tokens_key, stored_positions, positions_key, texts), name, terms, data, text in zip(
-                self.run_places, names, joined, encoded, self.run_texts):
+        for (tokens, tokens_key, stored_positions, positions_key, texts, text_key), terms, data, text in zip(
+                self.run_places, joined, encoded, self.run_texts):
             tokens[tokens_key] = terms
             stored_positions[positions_key] = data
             if texts is not None:
-                texts[name] = text
+                texts[text_key] = text
         field_names = list(dict.fromkeys(names))
         run_fields = list(map(dict(zip(field_names, range(len(field_names)))).__getitem__, names))
         return pieces.make_piece(self.vocabulary, pieces.TermRuns(term_lists, joined), positions, run_lengths,

@@ -6,12 +6,12 @@
                                  else one u32 per term
 
 A document whose only field is DEFAULT_FIELD (text given alone, the common case) keeps that field's terms
-and positions as record["tokens"] and record["positions"] themselves, without the maps.
+and positions as record["tokens"] and record["positions"] themselves, without the maps, and its text, when
+kept, as record["fields"] itself (else a map {field: text}).
 
 A list of 20 short strings and 20 integers costs msgpack, the WAL and every flush 40 objects per field; one
 string and one byte string pack, unpack and split at C speed. Without the maps, a record of the default
-field holds no container at all (when it keeps no text either), so Python's cyclic collector never tracks
-it, and each map left out is one object less to make, pack and free per document. Records of format 2
+field holds no container at all, so Python's cyclic collector never tracks it, and each map left out is one object less to make, pack and free per document. Records of format 2
 hold [terms, positions] pairs under "tokens" and no "positions"; `record_fields` reads every layout.
 
 A stored field, as the functions here take and give it, is the pair (terms, positions)."""
@@ -44,6 +44,12 @@ def record_fields(record: dict) -> dict:
     if not isinstance(tokens, dict) or not isinstance(positions, dict) or tokens.keys() != positions.keys():
         raise ValueError("a text document's tokens and positions name different fields")
     return {name: (terms, positions[name]) for name, terms in tokens.items()}
+
+
+def record_texts(record: dict) -> dict | None:
+    """field → text of a text.doc record that keeps its text, else None."""
+    texts = record.get("fields")
+    return {DEFAULT_FIELD: texts} if type(texts) is str else texts
 
 
 def join_terms(terms: list, positions: list) -> str:

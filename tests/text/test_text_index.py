@@ -352,9 +352,15 @@ def test_a_document_of_the_text_field_alone_keeps_its_tokens_without_maps(tmp_pa
         plain, named, both = (reopened.get(TEXT_DOCUMENT_TABLE, key) for key in ("plain", "named", "both"))
         terms, positions = TOKENIZER.index_tokens("蓝牙耳机 alpha")
         assert plain == {"tokens": " ".join(terms), "positions": stored.encode(terms, positions)[1], "docno": 0,
-                         **({"fields": {"text": "蓝牙耳机 alpha"}} if store_text else {})}
+                         **({"fields": "蓝牙耳机 alpha"} if store_text else {})}
         assert stored.record_fields(plain) == {"text": stored.encode(terms, positions)}
         assert set(named["tokens"]) == {"title"} and set(both["tokens"]) == {"text", "title"}
+        if store_text:
+            assert both["fields"] == {"text": "alpha", "title": "beta"} and named["fields"] == {"title": "alpha"}
+            assert stored.record_texts(plain) == {"text": "蓝牙耳机 alpha"}
+            assert stored.record_texts(both) == both["fields"]
+        else:
+            assert all(stored.record_texts(record) is None for record in (plain, named, both))
         assert both["type"] == "note" and "type" not in named and "ts" not in named
         assert results(TextIndex(reopened, TOKENIZER), "alpha 蓝牙") == expected
     with Store.open(path) as store:
