@@ -264,8 +264,10 @@ def _tokens_to_entries(token_pieces: list, placements: list, document_count: int
     entry_terms, entry_places, frequencies, positions = (
         kernels.sorted_entries(token_terms, places, positions, len(terms), document_count * slots) if kernels
         else _sorted_entries(token_terms, places, positions, len(terms)))
-    entry_documents, entry_fields = (entry_places, np.zeros_like(entry_places)) if slots == 1 else \
-        (entry_places // slots, entry_places % slots)
+    if slots == 1:  # np.zeros, not zeros_like: fresh zero pages cost nothing until written, and these are only read
+        entry_documents, entry_fields = entry_places, np.zeros(entry_places.shape, entry_places.dtype)
+    else:
+        entry_documents, entry_fields = entry_places // slots, entry_places % slots
     return _Entries(terms, entry_terms, entry_documents, entry_fields, frequencies, positions), lengths, field_names
 
 

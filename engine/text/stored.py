@@ -62,12 +62,12 @@ def join_terms(terms: list, positions: list) -> str:
 
 
 def positions_array(positions) -> np.ndarray:
-    """int64 array of integer positions in [0, 2**32) (any iterable, read at C speed); ValueError otherwise."""
+    """uint32 array of integer positions in [0, 2**32) (any iterable, read at C speed); ValueError otherwise."""
     try:
         values = array("I", positions)  # 32-bit unsigned: the range check comes with the conversion
     except (TypeError, OverflowError):
         raise ValueError("token positions must be integers in [0, 2**32)") from None
-    return np.frombuffer(values, dtype=np.uint32).astype(np.int64) if values else np.zeros(0, np.int64)
+    return np.frombuffer(values, dtype=np.uint32) if values else np.zeros(0, np.uint32)
 
 
 def positions_bytes(positions: np.ndarray, run_lengths) -> list:
