@@ -57,8 +57,9 @@ def encode_header(number: int, salt: int) -> bytes:
     return body + struct.pack("<I", crc32(body))
 
 
-def frame(payload: bytes, salt: int, file_size: int) -> bytes:
-    """The bytes that append `payload` as one logical record to a file currently `file_size` bytes long."""
+def frame(payload: bytes, salt: int, file_size: int) -> bytearray:
+    """The bytes that append `payload` as one logical record to a file currently `file_size` bytes long (a
+    bytearray: a batch is megabytes, and copying them into a bytes object would buy nothing)."""
     seeds = crc_seeds(salt)
     out = bytearray()
     position = file_size
@@ -87,7 +88,7 @@ def frame(payload: bytes, salt: int, file_size: int) -> bytes:
         remaining = remaining[fragment_length:]
         first = False
         if last:
-            return bytes(out)
+            return out
 
 
 class WalWriter:

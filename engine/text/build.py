@@ -276,8 +276,12 @@ def _kernels():
     else None: numpy does the work."""
     if not wants_numba(KERNELS):
         return None
-    from engine.text import build_kernels
-
+    try:
+        from engine.text import build_kernels
+    except ImportError:
+        if KERNELS == "numba":
+            raise
+        return None
     return build_kernels
 
 

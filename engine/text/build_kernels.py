@@ -172,9 +172,15 @@ def _entry_values(documents, fields, frequencies, entry, first, field_slots, pla
 
 
 @njit(cache=True, nogil=True)
+def _failed(status):
+    """What _encode returns for bad entries: the status, and empty columns of the right types."""
+    empty = np.zeros(0, np.int64)
+    return status, np.zeros(0, np.uint8), empty, np.zeros(0, np.uint8), empty, empty, empty, empty, empty, empty
+
+
+@njit(cache=True, nogil=True)
 def _encode(term_ids, documents, fields, frequencies, positions, term_count, field_slots, plain_field,
             block_entries):
-    empty = np.zeros(0, np.int64)
     entry_count = term_ids.size
     firsts = np.zeros(term_count + 1, np.int64)
     expected = 0
@@ -182,13 +188,11 @@ def _encode(term_ids, documents, fields, frequencies, positions, term_count, fie
         term = term_ids[entry]
         if entry == 0 or term != term_ids[entry - 1]:
             if term != expected:
-                return (STATUS_MISSING_TERM, np.zeros(0, np.uint8), empty, np.zeros(0, np.uint8), empty, empty,
-                        empty, empty, empty, empty)
+                return _failed(STATUS_MISSING_TERM)
             firsts[term] = entry
             expected += 1
     if expected != term_count:
-        return (STATUS_MISSING_TERM, np.zeros(0, np.uint8), empty, np.zeros(0, np.uint8), empty, empty, empty,
-                empty, empty, empty)
+        return _failed(STATUS_MISSING_TERM)
     firsts[term_count] = entry_count
     # Pass 1: bytes per term, skip rows, positions checked.
     postings_offsets = np.zeros(term_count + 1, np.int64)
@@ -211,11 +215,9 @@ def _encode(term_ids, documents, fields, frequencies, positions, term_count, fie
             for repeat in range(frequencies[entry]):
                 current = positions[position]
                 if current < 0:
-                    return (STATUS_NEGATIVE_POSITION, np.zeros(0, np.uint8), empty, np.zeros(0, np.uint8), empty,
-                            empty, empty, empty, empty, empty)
+                    return _failed(STATUS_NEGATIVE_POSITION)
                 if current < previous:
-                    return (STATUS_DESCENDING_POSITIONS, np.zeros(0, np.uint8), empty, np.zeros(0, np.uint8),
-                            empty, empty, empty, empty, empty, empty)
+                    return _failed(STATUS_DESCENDING_POSITIONS)
                 position_bytes += _varint_length(current - previous)
                 previous = current
                 position += 1
