@@ -11,3 +11,21 @@ def wants_numba(kernels: str) -> bool:
     if kernels not in ("numpy", "numba", "auto"):
         raise ValueError(f"kernels must be 'numpy', 'numba' or 'auto', not {kernels!r}")
     return kernels == "numba" or (kernels == "auto" and "numba" in sys.modules)
+
+
+# How a segment build chooses its kernels: "auto", engine.text.build_kernels (numba) when numba is loaded in
+# the process already, numpy otherwise; "numpy" or "numba" force one (tests build both ways and compare).
+BUILD_KERNELS = "auto"
+
+
+def chosen_build_kernels():
+    """engine.text.build_kernels as BUILD_KERNELS chooses, else None: numpy does the work."""
+    if not wants_numba(BUILD_KERNELS):
+        return None
+    try:
+        from engine.text import build_kernels as kernels
+    except ImportError:
+        if BUILD_KERNELS == "numba":
+            raise
+        return None
+    return kernels

@@ -27,13 +27,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.format import TEXT_BLOCK_ENTRIES, TEXT_SEGMENT_VERSION, TEXT_TERMS_PER_BLOCK
-from engine.text import keys, pieces, postings, termdict, wants_numba
+from engine.text import chosen_build_kernels, keys, pieces, postings, termdict
 from engine.text.frontcode import gather_runs
 from engine.text.postings import narrow
 
-# "auto": the numba kernels (engine.text.build_kernels) when numba is loaded, numpy otherwise; "numpy" or
-# "numba" force one (the tests build both ways and compare the bytes).
-KERNELS = "auto"
 
 @dataclass
 class Document:
@@ -260,7 +257,7 @@ def _tokens_to_entries(token_pieces: list, placements: list, document_count: int
     positions = np.concatenate(positions) if positions else np.zeros(0, np.int32)
     if positions.size and (positions.max() >= 1 << 31 or positions.min() < 0):
         raise ValueError("token positions must lie in [0, 2**31)")
-    kernels = _kernels()
+    kernels = chosen_build_kernels()
     entry_terms, entry_places, frequencies, positions = (
         kernels.sorted_entries(token_terms, places, positions, len(terms), document_count * slots) if kernels
         else _sorted_entries(token_terms, places, positions, len(terms)))
@@ -269,20 +266,6 @@ def _tokens_to_entries(token_pieces: list, placements: list, document_count: int
     else:
         entry_documents, entry_fields = entry_places // slots, entry_places % slots
     return _Entries(terms, entry_terms, entry_documents, entry_fields, frequencies, positions), lengths, field_names
-
-
-def _kernels():
-    """engine.text.build_kernels as KERNELS chooses (by default when numba is loaded in this process already),
-    else None: numpy does the work."""
-    if not wants_numba(KERNELS):
-        return None
-    try:
-        from engine.text import build_kernels
-    except ImportError:
-        if KERNELS == "numba":
-            raise
-        return None
-    return build_kernels
 
 
 def _sorted_entries(token_terms: np.ndarray, places: np.ndarray, positions: np.ndarray, term_count: int) -> tuple:
@@ -344,7 +327,7 @@ def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray, t
 def _assemble(entries: _Entries, table: _DocumentTable, field_names: list, deleted, signature) -> tuple[dict, dict]:
     columns, meta = _document_columns(table, field_names, deleted, signature)
     columns.update(keys.encode(table.keys))
-    kernels = _kernels()
+    kernels = chosen_build_kernels()
     encode = kernels.encode_postings if kernels else postings.encode
     encoded = encode(entries.entry_terms, entries.documents, entries.fields, entries.frequencies, entries.positions,
                      len(entries.terms), meta["field_slots"], meta["plain_field"])

@@ -7,6 +7,7 @@ which ran (tests/text build both ways and compare):
 
     sorted_entries    tokens → entries in (term, place, position) order   (build._token_order and after)
     encode_postings   entries → the postings columns                      (engine.text.postings.encode)
+    shared_prefixes   bytes two strings share at their start               (engine.text.frontcode)
 
 Sorting is by counting (places, then terms: both are small dense numbers) instead of comparison sorts, and
 the postings are sized and then written in two passes over the entries, with no temporary array per step.
@@ -51,6 +52,19 @@ def encode_postings(term_ids, documents, fields, frequencies, positions, term_co
                            document_frequencies=narrow(document_frequencies),
                            skip_documents=narrow(skip_documents), skip_bytes=narrow(skip_bytes),
                            skip_detail_bytes=narrow(skip_detail_bytes))
+
+
+@njit(cache=True, nogil=True)
+def shared_prefixes(data, starts, lengths, left, right):
+    shared = np.zeros(left.size, np.int64)
+    for pair in range(left.size):
+        first, second = starts[left[pair]], starts[right[pair]]
+        limit = min(lengths[left[pair]], lengths[right[pair]])
+        length = 0
+        while length < limit and data[first + length] == data[second + length]:
+            length += 1
+        shared[pair] = length
+    return shared
 
 
 @njit(cache=True, nogil=True)

@@ -36,6 +36,12 @@ class StringBuffer:
 
 def shared_prefixes(buffer: StringBuffer, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Bytes shared at the start of strings left[i] and right[i] of the buffer, for every i."""
+    from engine.text import chosen_build_kernels
+
+    kernels = chosen_build_kernels()
+    if kernels is not None:
+        return kernels.shared_prefixes(buffer.data, buffer.starts, buffer.lengths, np.asarray(left, dtype=np.int64),
+                                       np.asarray(right, dtype=np.int64))
     data = buffer.data
     limits = np.minimum(buffer.lengths[left], buffer.lengths[right])
     shared = np.zeros(left.size, dtype=np.int64)

@@ -59,6 +59,9 @@ class Vocabulary:
         """Every code and its term, in code order."""
         return np.fromiter(self.codes.values(), dtype=np.int64, count=len(self.codes)), list(self.codes)
 
+    def wait(self) -> None:
+        """Codes are ready when code() returns (a TermTable's may still be being filled)."""
+
 
 @dataclass
 class TermRuns:
@@ -78,7 +81,7 @@ class TermRuns:
 @dataclass
 class TokenPiece:
     vocabulary: Vocabulary  # may be shared with other pieces
-    token_terms: np.ndarray  # the vocabulary's code of each token
+    codes: np.ndarray  # the vocabulary's code of each token, once vocabulary.wait() returns: see token_terms
     positions: np.ndarray  # per token
     run_lengths: np.ndarray  # tokens of each run; a run is one field of one document, runs in token order
     run_documents: np.ndarray  # the piece's number of each run's document
@@ -86,6 +89,11 @@ class TokenPiece:
     field_names: list
     document_count: int
     attributes: bool = True  # False: no document of the piece has a type, a timestamp or tags
+
+    @property
+    def token_terms(self) -> np.ndarray:
+        self.vocabulary.wait()
+        return self.codes
 
 
 def make_piece(vocabulary, runs: TermRuns, positions: np.ndarray, run_lengths: list, run_documents, run_fields: list,

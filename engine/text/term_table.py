@@ -6,10 +6,14 @@ batch's terms arrive as one UTF-8 string and a kernel hashes and looks them up b
 faster. A writer that asked for the numba kernels (TextIndex(kernels="numba"), or "auto" with numba loaded)
 uses it; both vocabularies give a build the same terms, so the segments are byte for byte the same.
 
-Codes are dense: the n-th new term gets code n.
+Codes are dense: the n-th new term gets code n. A large batch is coded on a thread of its own (the kernel
+runs without the GIL), while the writer packs and commits the batch: `code` returns the codes array at once,
+and whatever reads the codes or the table first waits for that thread (`wait`).
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -18,6 +22,7 @@ from engine.text import term_kernels
 
 SEPARATOR_BYTE = ord(stored.SEPARATOR)
 INITIAL_TERMS = 1 << 12
+THREAD_MIN_TOKENS = 1 << 16  # below this, a thread costs more than the coding it would overlap
 
 
 class TermTable:
@@ -28,14 +33,18 @@ class TermTable:
         self.term_bytes = np.zeros(16 * INITIAL_TERMS, dtype=np.uint8)
         self.term_count = 0
         self._decoded: list = []  # the terms as str, decoded as entries() needs them
+        self._worker: threading.Thread | None = None  # coding the last batch, if it is still running
+        self._error: BaseException | None = None  # what stopped the worker, for the next caller
 
     @property
     def code_space(self) -> int:
+        self.wait()
         return self.term_count
 
     def code(self, runs, total: int) -> np.ndarray:
-        """The codes (int32) of the `total` terms of `runs` (engine.text.pieces.TermRuns); ValueError, with the
-        table unchanged, when a term is empty or holds the separator."""
+        """The codes (int32) of the `total` terms of `runs` (engine.text.pieces.TermRuns), filled by the time
+        `wait` returns; ValueError, with the table unchanged, when a term is empty or holds the separator."""
+        self.wait()
         data = runs.all_joined().encode("utf-8", "surrogatepass")  # lone surrogates round-trip, as in a dict
         if total == 0 and not data:
             return np.zeros(0, dtype=np.int32)
@@ -44,14 +53,35 @@ class TermTable:
             raise ValueError("index terms must be non-empty, hold no spaces and have one position each")
         array = np.frombuffer(data, dtype=np.uint8)
         codes = np.empty(total, dtype=np.int32)
-        token = cursor = 0
-        while True:
-            status, token, cursor, self.term_count = term_kernels.code_terms(
-                array, SEPARATOR_BYTE, codes, token, cursor, self.slots, self.hashes, self.offsets,
-                self.term_bytes, self.term_count)
-            if status == term_kernels.STATUS_DONE:
-                return codes
-            self._grow(array.size - cursor)
+        if total < THREAD_MIN_TOKENS:
+            self._fill(array, codes)
+            self.wait()
+        else:
+            self._worker = threading.Thread(target=self._fill, args=(array, codes), name="memctl-terms", daemon=True)
+            self._worker.start()
+        return codes
+
+    def wait(self) -> None:
+        """Until the last batch is coded; re-raises what stopped its coding."""
+        if self._worker is not None:
+            self._worker.join()
+            self._worker = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _fill(self, array: np.ndarray, codes: np.ndarray) -> None:
+        try:
+            token = cursor = 0
+            while True:
+                status, token, cursor, self.term_count = term_kernels.code_terms(
+                    array, SEPARATOR_BYTE, codes, token, cursor, self.slots, self.hashes, self.offsets,
+                    self.term_bytes, self.term_count)
+                if status == term_kernels.STATUS_DONE:
+                    return
+                self._grow(array.size - cursor)
+        except BaseException as error:  # raised by wait(), in the caller's thread
+            self._error = error
 
     def _grow(self, remaining_bytes: int) -> None:
         """Room for at least one more term of up to `remaining_bytes` bytes (sizes double, as a list's do)."""
@@ -68,6 +98,7 @@ class TermTable:
 
     def entries(self) -> tuple[np.ndarray, list]:
         """Every code and its term, in code order."""
+        self.wait()
         known = len(self._decoded)
         if known < self.term_count:
             data = self.term_bytes[self.offsets[known]: self.offsets[self.term_count]].tobytes()

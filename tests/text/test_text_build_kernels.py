@@ -2,10 +2,13 @@
 entries, whole segments of any documents (fields, repeated terms, search-mode positions out of order, long
 postings with skip rows), a merge, and the same errors."""
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import engine.text
 from engine.text import build, build_kernels, postings, stored
 from engine.text.build import Document
 from engine.text.postings import BLOCK_ENTRIES
@@ -30,7 +33,7 @@ def both_ways(make) -> list:
     results = []
     for kernels in ("numpy", "numba"):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(build, "KERNELS", kernels)
+            patch.setattr(engine.text, "BUILD_KERNELS", kernels)
             results.append(make())
     return results
 
@@ -104,3 +107,18 @@ def test_a_merge_and_the_in_memory_part_are_the_same():
     numpy_memory, numba_memory = both_ways(
         lambda: [array.tolist() for array in build.build_memory(first).postings.all_entries()])
     assert numpy_memory == numba_memory
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab蓝牙x/0"), max_size=20), min_size=1, max_size=60), st.data())
+def test_shared_prefixes_are_counted_alike(texts, data):
+    from engine.text import frontcode
+
+    buffer = frontcode.StringBuffer.of_texts(texts)
+    pairs = st.lists(st.integers(0, len(texts) - 1), min_size=1, max_size=80)
+    left, right = np.array(data.draw(pairs)), np.array(data.draw(pairs))
+    size = min(left.size, right.size)
+    numpy_shared, numba_shared = both_ways(lambda: frontcode.shared_prefixes(buffer, left[:size], right[:size]).tolist())
+    assert numpy_shared == numba_shared
+    assert numpy_shared == [len(os.path.commonprefix([texts[a].encode(), texts[b].encode()]))
+                            for a, b in zip(left[:size].tolist(), right[:size].tolist())]

@@ -58,3 +58,23 @@ def test_a_bad_batch_is_refused_and_leaves_the_table_as_it_was(term_lists, total
         table.code(runs_of(term_lists), total)
     assert table.term_count == 2 and table.entries()[1] == ["kept", "terms"]
     assert table.code(runs_of([["terms", "new"]]), 2).tolist() == [1, 2]
+
+
+def test_a_large_batch_is_coded_on_a_thread_and_read_after_it(monkeypatch):
+    from engine.text import term_kernels, term_table
+
+    table = TermTable()
+    words = [f"w{number % 9000}" for number in range(term_table.THREAD_MIN_TOKENS + 5)]
+    codes = table.code(runs_of([words]), len(words))  # may still be filling
+    assert decoded(table, codes) == words  # entries() waits for it
+    second = table.code(runs_of([words[:10] + ["new"]]), 11)  # waits for the first batch before coding
+    assert table.entries()[1][-1] == "new" and second.tolist()[-1] == 9000
+
+    def broken(*arguments):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(term_kernels, "code_terms", broken)
+    table.code(runs_of([words]), len(words))
+    with pytest.raises(MemoryError, match="no room"):  # raised to whoever reads next
+        table.entries()
+    table.wait()  # raised once

@@ -215,9 +215,9 @@ def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict, store_
                  kernels: str = "numpy") -> dict:
     """kernels "numpy": the command line's build (no numba in the process); "numba": a long-lived process's,
     with numba loaded (its vocabulary and build kernels, engine.text.term_table and build_kernels)."""
-    from engine.text import build
+    import engine.text
 
-    previous, build.KERNELS = build.KERNELS, kernels
+    previous, engine.text.BUILD_KERNELS = engine.text.BUILD_KERNELS, kernels
     try:
         if kernels == "numba":  # loaded before the clock, as a long-lived process has them
             warm_up = directory + "-warm-up"
@@ -227,7 +227,7 @@ def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict, store_
         figures = _timed_build(directory, corpus.keys, corpus.texts, Pretokenized(tokenizer, tokens), store_text,
                                kernels)
     finally:
-        build.KERNELS = previous
+        engine.text.BUILD_KERNELS = previous
     return {**figures, "bytes": directory_bytes(os.path.join(directory, "seg"), ".text.postings.seg"),
             "store_bytes": directory_bytes(directory)}
 
