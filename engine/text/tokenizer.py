@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -140,14 +141,16 @@ class Tokenizer:
         return terms, positions
 
     def _analyze(self, piece: str, cjk: bool) -> tuple:
-        """(terms, offsets, units) of one CJK run or one chunk of other text, at unit 0."""
+        """(terms, offsets, units) of one CJK run or one chunk of other text, at unit 0. The terms are interned:
+        every occurrence of a term in the texts analysed is then one object, which an index coding millions of
+        tokens finds by identity, with its hash kept, and in fewer cache lines."""
         terms: list = []
         offsets: list = []
         if cjk:
             self._index_cjk(piece, 0, terms, offsets)
-            return tuple(terms), tuple(offsets), len(piece)
+            return tuple(map(sys.intern, terms)), tuple(offsets), len(piece)
         units = self._chunk(piece, 0, terms, offsets, True)
-        return tuple(terms), tuple(offsets), units
+        return tuple(map(sys.intern, terms)), tuple(offsets), units
 
     def _index_cjk(self, run: str, unit: int, terms: list, positions: list) -> None:
         if self.cjk_mode == CJK_MODE_BIGRAM:
