@@ -69,36 +69,62 @@ def _refuse_writes_after_failure(method):
 
 
 class Batch:
-    """Operations collected in memory; nothing reaches disk until the `with` block exits cleanly."""
+    """Operations collected in memory; nothing reaches disk until the `with` block exits cleanly.
+
+    They are kept as runs, [code, name, keys, values] for consecutive operations of one code on one table or
+    counter (values: None but for puts; a counter's run keeps its new values under keys): a bulk batch is a
+    few long runs, which commit checks, packs and applies as wholes, with no object per operation."""
 
     def __init__(self, store: "Store", owned: bool = False):
         self._store = store
         self._owned = owned
-        self.operations: list = []
+        self.runs: list = []
         self._counters: dict = {}
 
+    def _run(self, code: int, name: str) -> list:
+        runs = self.runs
+        if runs and runs[-1][0] == code and runs[-1][1] == name:
+            return runs[-1]
+        run = [code, name, [], [] if code == OP_PUT else None]
+        runs.append(run)
+        return run
+
     def put(self, table: str, key: str, value) -> None:
-        self.operations.append([OP_PUT, table, key, value])
+        run = self._run(OP_PUT, table)
+        run[2].append(key)
+        run[3].append(value)
 
     def put_many(self, table: str, keys, values) -> None:
-        self.operations += zip(itertools.repeat(OP_PUT), itertools.repeat(table), keys, values)  # C-made tuples
+        keys, values = list(keys), list(values)
+        if len(keys) != len(values):
+            raise ValueError(f"put_many takes one value per key ({len(keys)} keys, {len(values)} values)")
+        run = self._run(OP_PUT, table)
+        run[2] += keys
+        run[3] += values
 
     def delete(self, table: str, key: str) -> None:
-        self.operations.append([OP_DELETE, table, key])
+        self._run(OP_DELETE, table)[2].append(key)
 
     def allocate(self, counter: str, count: int = 1) -> int:
         """Reserve `count` consecutive ids from a persistent counter; returns the first."""
         first = self._counters.get(counter, self._store.counter(counter))
         self._counters[counter] = first + count
-        self.operations.append([OP_COUNTER, counter, first + count])
+        self._run(OP_COUNTER, counter)[2].append(first + count)
         return first
+
+    @property
+    def operations(self) -> list:
+        """The operations in order, as the WAL holds them: [code, name, key, value], [code, name, key] or
+        [code, name, counter value]."""
+        return [[code, name, *argument] for code, name, keys, values in self.runs
+                for argument in (zip(keys, values) if values is not None else zip(keys))]
 
     def __enter__(self) -> "Batch":
         return self
 
     def __exit__(self, error_type, error, traceback) -> None:
-        if error_type is None and self.operations:
-            self._store.commit(self.operations, self._owned)
+        if error_type is None and self.runs:
+            self._store.commit(self.runs, self._owned)
 
 
 class Store:
@@ -277,18 +303,17 @@ class Store:
         if self._wal_writer is None:
             raise StoreClosed("store is closed")
 
-    def commit(self, operations: list, owned: bool = False) -> int:
-        """Append one batch durably, then apply it. Returns its sequence number.
+    def commit(self, runs: list, owned: bool = False) -> int:
+        """Append one batch (runs as Batch keeps them) durably, then apply it. Returns its sequence number.
 
-        owned=True: the caller hands `operations` over and never touches them again, and its values hold only
-        what msgpack gives back (dict, list, str, bytes, numbers, bool, None, no tuples), so they are applied as
-        they are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical values)."""
+        owned=True: the caller hands `runs` over and never touches them again, and its values hold only what
+        msgpack gives back (dict, list, str, bytes, numbers, bool, None, no tuples), so they are applied as they
+        are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical values)."""
         self._check_writable()
         sequence = self.sequence + 1
-        runs = _runs(operations)
         _validate_runs(runs)
         try:
-            payload, packed_values = _pack_runs(sequence, len(operations), runs)
+            payload, packed_values = _pack_runs(sequence, sum(len(run[2]) for run in runs), runs)
         except (TypeError, ValueError, OverflowError) as error:
             raise InputError(f"a record value cannot be stored: {error}") from None
         try:
@@ -314,29 +339,27 @@ class Store:
         self._failure = error
 
     def _apply(self, runs: list, size: int, packed_values: list | None = None) -> None:
-        """runs: the batch's operations as _runs gives them; packed_values: the msgpack bytes of each put's
-        value, kept for the flush (None when replaying: a replay runs before any commit of this handle, so no
-        older bytes of the same key can be left over)."""
+        """runs: the batch as Batch keeps it (or _runs gives it from a WAL record); packed_values: the msgpack
+        bytes of each operation's value (None for all but puts), kept for the flush (None when replaying: a
+        replay runs before any commit of this handle, so no older bytes of the same key can be left over)."""
         start = 0
         # A run of operations of one kind on one table is one dict update (a bulk batch is a few long runs).
-        for code, name, run in runs:
+        for code, name, keys, values in runs:
             if code == OP_PUT:
-                keys = list(map(_KEY, run))
-                self.tables.setdefault(name, {}).update(zip(keys, map(_VALUE, run)))
+                self.tables.setdefault(name, {}).update(zip(keys, values))
                 if packed_values is not None:
-                    self.packed_values.setdefault(name, {}).update(zip(keys, packed_values[start:start + len(run)]))
+                    self.packed_values.setdefault(name, {}).update(zip(keys, packed_values[start:start + len(keys)]))
             elif code == OP_DELETE:
-                keys = list(map(_KEY, run))
                 self.tables.setdefault(name, {}).update(dict.fromkeys(keys, TOMBSTONE))
                 packed = self.packed_values.get(name)
                 if packed:  # bytes of a put the delete undoes: write_records takes only live values' bytes
                     for key in keys:
                         packed.pop(key, None)
             elif code == OP_COUNTER:
-                self.counters[name] = run[-1][2]
+                self.counters[name] = keys[-1]
             else:
                 raise CorruptionError(self.path, None, f"unknown WAL operation code {code!r}")
-            start += len(run)
+            start += len(keys)
         self.memtable_bytes += size
         self.generation += 1
 
@@ -628,33 +651,32 @@ def _list(directory: str) -> list[str]:
 
 
 def _runs(operations: list) -> list:
-    """(code, table or counter name, operations) of each run of consecutive operations of one code on one
-    table: a bulk batch is a few long runs, which commit checks, packs and applies as wholes."""
-    return [(code, name, list(run)) for (code, name), run in itertools.groupby(operations, key=_CODE_AND_NAME)]
+    """The runs (as Batch keeps them) of a WAL record's operations."""
+    runs = []
+    for (code, name), run in itertools.groupby(operations, key=_CODE_AND_NAME):
+        run = list(run)
+        runs.append([code, name, list(map(_KEY, run)), list(map(_VALUE, run)) if code == OP_PUT else None])
+    return runs
 
 
 def _pack_runs(sequence: int, count: int, runs: list) -> tuple[bytes, list]:
-    """The bytes of `pack([sequence, operations])` (`count` operations, as _runs gives them), built piece by
-    piece to keep the msgpack bytes of each put's value (None for other operations): a flush writes those
+    """The bytes of `pack([sequence, operations])` (`count` operations, as Batch.operations gives them), built
+    run by run to keep the msgpack bytes of each put's value (None for other operations): a flush writes those
     instead of packing every value again."""
     packer = msgpack.Packer(use_bin_type=True)  # codec.pack's options: the same bytes
     pack = packer.pack
     pieces = [packer.pack_array_header(2), pack(sequence), packer.pack_array_header(count)]
-    values: list = []
-    put_header = packer.pack_array_header(4) + pack(OP_PUT)
-    # A run of puts into one table is packed column by column, each column by one C-level map.
-    for code, table, run in runs:
-        if code == OP_PUT and set(map(len, run)) == {4}:
-            packed = list(map(pack, map(_VALUE, run)))
-            interleaved = [put_header + pack(table)] * (3 * len(run))
-            interleaved[1::3] = map(pack, map(_KEY, run))
-            interleaved[2::3] = packed
-            pieces += interleaved
-            values += packed
-        else:
-            pieces += map(pack, run)
-            values += [None] * len(run)
-    return b"".join(pieces), values
+    all_values: list = []
+    # A run is packed column by column, each column by one C-level map, between repeated operation headers.
+    for code, name, keys, values in runs:
+        header = packer.pack_array_header(3 if values is None else 4) + pack(code) + pack(name)
+        columns = [keys] if values is None else [keys, values]
+        interleaved = [header] * ((1 + len(columns)) * len(keys))
+        for offset, column in enumerate(columns, start=1):
+            interleaved[offset::1 + len(columns)] = packed = list(map(pack, column))
+        pieces += interleaved
+        all_values += packed if values is not None else [None] * len(keys)
+    return b"".join(pieces), all_values
 
 
 @contextmanager
@@ -674,10 +696,9 @@ def paused_gc():
 def _validate_runs(runs: list) -> None:
     """InputError unless every record operation names a table (str without NUL) and a key (str; a key may
     hold NUL: the table's NUL ends the table in a composite key)."""
-    for code, table, run in runs:
+    for code, table, keys, _values in runs:
         if code not in (OP_PUT, OP_DELETE):
             continue
-        keys = list(map(_KEY, run))
         if type(table) is str and table and "\0" not in table and set(map(type, keys)) <= {str}:
             continue  # all well: checked at C speed; else the loop below names the first bad operation
         for key in keys:

@@ -271,9 +271,9 @@ def _plain(text: str) -> str:
 def _pending_documents(batch) -> dict:
     """key → docno (None when deleted) of the text documents a not yet committed batch already holds."""
     pending: dict = {}
-    for operation in batch.operations if batch is not None else ():
-        if operation[0] in (OP_PUT, OP_DELETE) and operation[1] == TEXT_DOCUMENT_TABLE:
-            pending[operation[2]] = operation[3]["docno"] if operation[0] == OP_PUT else None
+    for code, table, keys, values in batch.runs if batch is not None else ():
+        if table == TEXT_DOCUMENT_TABLE and code in (OP_PUT, OP_DELETE):
+            pending.update(zip(keys, [value["docno"] for value in values] if code == OP_PUT else [None] * len(keys)))
     return pending
 
 

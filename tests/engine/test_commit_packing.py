@@ -1,6 +1,8 @@
 """Store.commit builds the WAL payload run by run and keeps each value's bytes for the flush: the bytes must be
 those of codec.pack([sequence, operations]), and owned operations must read back as decoded ones."""
 
+import pytest
+
 from engine.codec import pack
 from engine.format import OP_COUNTER, OP_DELETE, OP_PUT
 from engine.store import Store, _pack_runs, _runs
@@ -15,6 +17,8 @@ def test_payload_bytes_equal_packing_the_whole_batch():
     operations += [[OP_PUT, "t", f"many{index}", index] for index in range(70000)]  # an array32 header
     payload, values = _pack_runs(12345, len(operations), _runs(operations))
     assert payload == pack([12345, operations])
+    assert _runs(operations)[:3] == [[OP_PUT, "t", [f"k{index}" for index in range(len(VALUES))], VALUES],
+                                     [OP_DELETE, "t", ["k1"], None], [OP_COUNTER, "c", [7], None]]
     assert values[:len(VALUES)] == [pack(value) for value in VALUES]
     assert values[len(VALUES):len(VALUES) + 2] == [None, None]
 
@@ -33,3 +37,27 @@ def test_owned_and_copied_commits_flush_and_reopen_alike(tmp_path):
             stores[owned] = dict(reopened.scan("t"))
     assert stores[False] == stores[True]
     assert stores[True]["k10"] == {"k": {"nested": [None]}} and "k2" not in stores[True]
+
+
+def test_a_batch_keeps_runs_and_gives_its_operations_in_order(tmp_path):
+    with Store.open(str(tmp_path / "store")) as store:
+        with store.batch() as batch:
+            batch.put("t", "a", 1)
+            batch.put_many("t", ["b", "c"], [2, 3])
+            batch.delete("t", "a")
+            batch.put_many("u", iter(["x"]), iter([{"v": 1}]))
+            first = batch.allocate("n", 5)
+            batch.put("t", "d", 4)
+            assert [run[:2] for run in batch.runs] == [[OP_PUT, "t"], [OP_DELETE, "t"], [OP_PUT, "u"],
+                                                       [OP_COUNTER, "n"], [OP_PUT, "t"]]
+            operations = batch.operations
+            assert operations == [[OP_PUT, "t", "a", 1], [OP_PUT, "t", "b", 2], [OP_PUT, "t", "c", 3],
+                                  [OP_DELETE, "t", "a"], [OP_PUT, "u", "x", {"v": 1}], [OP_COUNTER, "n", first + 5],
+                                  [OP_PUT, "t", "d", 4]]
+            with pytest.raises(ValueError, match="one value per key"):
+                batch.put_many("t", ["e", "f"], [5])
+        sequence = store.sequence
+        wal_bytes = open(store._wal_writer.path, "rb").read()
+    assert pack([sequence, operations]) in wal_bytes  # one WAL fragment: the record's bytes as they are
+    with Store.open(str(tmp_path / "store"), writable=False) as reopened:
+        assert dict(reopened.scan("t")) == {"b": 2, "c": 3, "d": 4} and reopened.counter("n") == first + 5
