@@ -18,7 +18,7 @@ FNV_PRIME = np.uint64(0x100000001B3)
 STATUS_DONE, STATUS_FULL = 0, 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def code_terms(data, separator, codes, token, cursor, slots, hashes, offsets, term_bytes, term_count):
     """Code the tokens of `data` (terms joined by the byte `separator`) from byte `cursor` on, writing the
     term number of token i to codes[i] (from i = `token` on); a new term is appended to the table.
@@ -68,7 +68,7 @@ def code_terms(data, separator, codes, token, cursor, slots, hashes, offsets, te
     return STATUS_DONE, token, cursor, term_count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_slots(slots, hashes, term_count):
     """Place terms 0..term_count-1 into empty `slots` by their hashes (after the table grew)."""
     mask = slots.size - 1
