@@ -482,15 +482,21 @@ class Store:
             return
         fs.failpoint("flush.start")
         new_entries = []
+        # A kind may build its segments on a thread while the records segment is written (start_flush); the
+        # segments are still written, and published, in the same order.
+        producers = {}
+        for owner, changes in self._changes_by_kind().items():
+            kind_object = kinds.load(owner)(self)
+            producers[owner] = kind_object.start_flush(changes) if hasattr(kind_object, "start_flush") else \
+                functools.partial(kind_object.flush, changes)
         if self.tables:
             writer = self._segment_writer(KIND_RECORDS)
             write_records(writer, self.tables, self.packed_values)
             entry = writer.finish()
             entry["owner"] = KIND_RECORDS
             new_entries.append(entry)
-        for owner, changes in self._changes_by_kind().items():
-            kind_object = kinds.load(owner)(self)
-            new_entries += self._write_derived(owner, lambda factory: kind_object.flush(changes, factory))
+        for owner, produce in producers.items():
+            new_entries += self._write_derived(owner, produce)
         fs.failpoint("flush.after_segments")
         self._publish(self.manifest.segments + new_entries, rotate_wal=True)
         self.tables = {}

@@ -59,6 +59,19 @@ class TextKind:
         return self._signature()
 
     def flush(self, changes: dict, new_segment) -> None:
+        _write_built(self._build(changes), new_segment)
+
+    def start_flush(self, changes: dict):
+        """`flush` in two steps: the segment is built on a thread of its own (its numba kernels and most of
+        its numpy work run without the GIL) while the store writes its records segment; the function returned
+        waits for it and writes it. The signature is read here, before the records change hands."""
+        from engine.background import Background
+
+        building = Background(self._build, changes, self._signature(), name="memctl-text-flush")
+        return lambda new_segment: _write_built(building.result(), new_segment)
+
+    def _build(self, changes: dict, signature: dict | None = None):
+        """(columns, meta) of the segment of `changes`, or None when they hold no document and no deletion."""
         from engine.text import pieces
         from engine.text.build import build_sources
 
@@ -66,9 +79,8 @@ class TextKind:
             dead = _dead_docnos(changes.get(TEXT_DEAD_TABLE, {}))
             sources = _sources(changes.get(TEXT_DOCUMENT_TABLE, {}), dead, pieces.take(self.store))
             if not sources.docnos and not dead:
-                return
-            columns, meta = _guarded(build_sources, sources, sorted(dead), self._signature())
-        _write(new_segment(SEGMENT_LABEL), columns, meta)
+                return None
+            return _guarded(build_sources, sources, sorted(dead), self._signature() if signature is None else signature)
 
     def compact(self, segments: list, new_segment) -> None:
         from engine.text.build import merge
@@ -253,6 +265,11 @@ def collector_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _write_built(built, new_segment) -> None:
+    if built is not None:
+        _write(new_segment(SEGMENT_LABEL), *built)
 
 
 def _write(writer, columns: dict, meta: dict) -> None:

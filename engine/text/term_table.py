@@ -13,8 +13,6 @@ and whatever reads the codes or the table first waits for that thread (`wait`).
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from engine.text import stored
@@ -33,8 +31,7 @@ class TermTable:
         self.term_bytes = np.zeros(16 * INITIAL_TERMS, dtype=np.uint8)
         self.term_count = 0
         self._decoded: list = []  # the terms as str, decoded as entries() needs them
-        self._worker: threading.Thread | None = None  # coding the last batch, if it is still running
-        self._error: BaseException | None = None  # what stopped the worker, for the next caller
+        self._worker = None  # an engine.background.Background coding the last batch, until waited for
 
     @property
     def code_space(self) -> int:
@@ -55,33 +52,27 @@ class TermTable:
         codes = np.empty(total, dtype=np.int32)
         if total < THREAD_MIN_TOKENS:
             self._fill(array, codes)
-            self.wait()
         else:
-            self._worker = threading.Thread(target=self._fill, args=(array, codes), name="memctl-terms", daemon=True)
-            self._worker.start()
+            from engine.background import Background
+
+            self._worker = Background(self._fill, array, codes, name="memctl-terms")
         return codes
 
     def wait(self) -> None:
-        """Until the last batch is coded; re-raises what stopped its coding."""
-        if self._worker is not None:
-            self._worker.join()
-            self._worker = None
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
+        """Until the last batch is coded; raises what stopped its coding (once)."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.result()
 
     def _fill(self, array: np.ndarray, codes: np.ndarray) -> None:
-        try:
-            token = cursor = 0
-            while True:
-                status, token, cursor, self.term_count = term_kernels.code_terms(
-                    array, SEPARATOR_BYTE, codes, token, cursor, self.slots, self.hashes, self.offsets,
-                    self.term_bytes, self.term_count)
-                if status == term_kernels.STATUS_DONE:
-                    return
-                self._grow(array.size - cursor)
-        except BaseException as error:  # raised by wait(), in the caller's thread
-            self._error = error
+        token = cursor = 0
+        while True:
+            status, token, cursor, self.term_count = term_kernels.code_terms(
+                array, SEPARATOR_BYTE, codes, token, cursor, self.slots, self.hashes, self.offsets,
+                self.term_bytes, self.term_count)
+            if status == term_kernels.STATUS_DONE:
+                return
+            self._grow(array.size - cursor)
 
     def _grow(self, remaining_bytes: int) -> None:
         """Room for at least one more term of up to `remaining_bytes` bytes (sizes double, as a list's do)."""

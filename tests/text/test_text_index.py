@@ -384,3 +384,37 @@ def test_a_term_holding_the_separator_is_refused_and_forgotten(store, kernels):
     index.add("later", "gamma delta")
     store.flush()
     assert sorted(hit.key for hit in index.search("alpha gamma")) == ["fine", "later"]
+
+
+def test_a_flush_in_two_steps_writes_what_one_step_does_and_reports_a_failed_build(tmp_path, monkeypatch):
+    """Store.flush lets the text kind build its segment on a thread while the records are written
+    (TextKind.start_flush): the same bytes as TextKind.flush, and a build that fails fails the flush."""
+    import numpy as np
+
+    from engine.errors import CorruptionError
+    from engine.text.kind import TextKind
+
+    documents = [{"key": f"doc/{number}", "fields": f"蓝牙耳机 error {number}"} for number in range(300)]
+    segments = []
+    for two_steps in (True, False):
+        if not two_steps:
+            monkeypatch.delattr(TextKind, "start_flush")
+        path = str(tmp_path / f"store-{two_steps}")
+        with Store.open(path) as store:
+            TextIndex(store, TOKENIZER).add_many(documents)
+            store.flush()
+            [segment] = store.kind_segments["text"]
+            segments.append({name: np.asarray(segment.column(name)).tobytes() for name in segment.names()})
+    assert segments[0] == segments[1]
+    monkeypatch.undo()
+
+    def broken(*arguments):
+        raise CorruptionError("text.doc", None, "text index inputs are inconsistent (test)")
+
+    monkeypatch.setattr(TextKind, "_build", broken)
+    with Store.open(str(tmp_path / "failing")) as store:
+        TextIndex(store, TOKENIZER).add("a", "alpha")
+        with pytest.raises(CorruptionError, match="inconsistent"):
+            store.flush()
+        with pytest.raises(Exception, match="unusable"):
+            TextIndex(store, TOKENIZER).add("b", "beta")

@@ -1,0 +1,32 @@
+"""Background: one call run on a thread of its own, its result (or its exception) collected later.
+
+Worth it only for work that releases the GIL for most of its time (numba kernels declared nogil, large
+numpy operations, zstd, I/O): Python code on two threads takes turns, it does not run side by side.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class Background:
+    def __init__(self, function, *arguments, name: str = "memctl-background"):
+        self._function = function
+        self._arguments = arguments
+        self._result = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._function(*self._arguments)
+        except BaseException as error:  # re-raised by result(), in the caller's thread
+            self._error = error
+
+    def result(self):
+        """The call's return value, once it has finished; its exception, raised here, if it failed."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
