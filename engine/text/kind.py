@@ -59,7 +59,7 @@ class TextKind:
         return self._signature()
 
     def flush(self, changes: dict, new_segment) -> None:
-        _write_built(self._build(changes), new_segment)
+        _write_built(self._build(changes, self._signature()), new_segment)
 
     def start_flush(self, changes: dict):
         """`flush` in two steps: the segment is built on a thread of its own (its numba kernels and most of
@@ -70,7 +70,7 @@ class TextKind:
         building = Background(self._build, changes, self._signature(), name="memctl-text-flush")
         return lambda new_segment: _write_built(building.result(), new_segment)
 
-    def _build(self, changes: dict, signature: dict | None = None):
+    def _build(self, changes: dict, signature: dict):
         """(columns, meta) of the segment of `changes`, or None when they hold no document and no deletion."""
         from engine.text import pieces
         from engine.text.build import build_sources
@@ -80,7 +80,7 @@ class TextKind:
             sources = _sources(changes.get(TEXT_DOCUMENT_TABLE, {}), dead, pieces.take(self.store))
             if not sources.docnos and not dead:
                 return None
-            return _guarded(build_sources, sources, sorted(dead), self._signature() if signature is None else signature)
+            return _guarded(build_sources, sources, sorted(dead), signature)
 
     def compact(self, segments: list, new_segment) -> None:
         from engine.text.build import merge
