@@ -237,3 +237,21 @@ def test_stats_show_the_text_index_and_its_cjk_mode(cli, corpus):
     assert text["documents"] == 4 and text["cjk_mode"] == "jieba" and text["stemmer"] == "english"
     assert set(text["average_field_tokens"]) == {"title", "text"}
     assert "cjk_mode" in cli("stats").stdout
+
+
+def test_indexing_and_flushing_in_a_fresh_process_never_load_numba(corpus, isolated_home):
+    """The build's numba kernels are for processes that have numba already: a command pays numpy only."""
+    probe = ("import sys\nfrom memctl.cli.app import app\nfrom engine.store import Store\n"
+             "from memctl.paths import tenant_dir\n"
+             f"app(['index', '--add', {str(corpus)!r}], standalone_mode=False)\n"
+             f"store = Store.open(tenant_dir({str(isolated_home)!r}, 'default'))\n"
+             "store.flush()\nstore.close()\n"
+             f"app(['search', '蓝牙', '--json'], standalone_mode=False)\n"
+             "print('NUMBA', 'numba' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            env=dict(os.environ, MEMCTL_HOME=str(isolated_home)),
+                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "NUMBA False"
+    with Store.open(tenant_dir(str(isolated_home), "default"), writable=False) as store:
+        assert len(store.kind_segments["text"]) == 1  # the flush built a text segment, with numpy
