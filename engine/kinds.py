@@ -1,8 +1,10 @@
 """Registry of derived segment kinds: kind name → "module:Class", imported only when a kind is used.
 
 A derived kind owns the record tables named `<kind>.*`. At flush the store hands it those tables' changes
-and a factory for new segments; at compaction, its segments; at read time it builds the kind's query object
-over its segments plus the memtable. See DerivedKind in engine/store.py's docstring and MANIFEST.spec.
+and a factory for new segments (`flush(changes, new_segment)`; a kind that can build its segments on a thread
+also has `start_flush(changes)`, which the store calls before writing the records segment and whose returned
+function it calls with the factory afterwards); at compaction, its segments; at read time it builds the kind's
+query object over its segments plus the memtable. See DerivedKind in engine/store.py's docstring and MANIFEST.spec.
 """
 
 from __future__ import annotations

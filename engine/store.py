@@ -675,13 +675,13 @@ def _pack_runs(sequence: int, count: int, runs: list) -> tuple[bytes, list]:
     all_values: list = []
     # A run is packed column by column, each column by one C-level map, between repeated operation headers.
     for code, name, keys, values in runs:
-        header = packer.pack_array_header(3 if values is None else 4) + pack(code) + pack(name)
-        columns = [keys] if values is None else [keys, values]
-        interleaved = [header] * ((1 + len(columns)) * len(keys))
+        columns = [list(map(pack, column)) for column in ([keys] if values is None else [keys, values])]
+        step = 1 + len(columns)
+        interleaved = [packer.pack_array_header(2 + len(columns)) + pack(code) + pack(name)] * (step * len(keys))
         for offset, column in enumerate(columns, start=1):
-            interleaved[offset::1 + len(columns)] = packed = list(map(pack, column))
+            interleaved[offset::step] = column
         pieces += interleaved
-        all_values += packed if values is not None else [None] * len(keys)
+        all_values += columns[1] if values is not None else [None] * len(keys)
     return b"".join(pieces), all_values
 
 

@@ -3,6 +3,7 @@
 Nothing here is imported eagerly: `memctl search` pays only for the modules its query touches.
 """
 
+import importlib
 import sys
 
 
@@ -20,12 +21,17 @@ BUILD_KERNELS = "auto"
 
 def chosen_build_kernels():
     """engine.text.build_kernels as BUILD_KERNELS chooses, else None: numpy does the work."""
-    if not wants_numba(BUILD_KERNELS):
+    return kernels_module(BUILD_KERNELS, "build_kernels")
+
+
+def kernels_module(choice: str, name: str):
+    """The numba kernels module engine.text.`name` when `choice` means numba (see wants_numba), else None;
+    under "auto" a module that cannot be imported is None too."""
+    if not wants_numba(choice):
         return None
     try:
-        from engine.text import build_kernels as kernels
+        return importlib.import_module(f"engine.text.{name}")
     except ImportError:
-        if BUILD_KERNELS == "numba":
+        if choice == "numba":
             raise
         return None
-    return kernels

@@ -39,14 +39,19 @@ def sorted_entries(terms: np.ndarray, places: np.ndarray, positions: np.ndarray,
 
 def encode_postings(term_ids, documents, fields, frequencies, positions, term_count: int, field_slots: int,
                     plain_field: int = 0) -> EncodedPostings:
-    """engine.text.postings.encode, the same columns."""
-    arrays = [np.ascontiguousarray(values, dtype=np.int64)
-              for values in (term_ids, documents, fields, frequencies, positions)]
-    status, *columns = _encode(*arrays, term_count, field_slots, plain_field, BLOCK_ENTRIES)
+    """engine.text.postings.encode, the same columns: entries sized in one pass, written in a second."""
+    columns = (term_ids, documents, fields, frequencies, positions)
+    term_ids, documents, fields, frequencies, positions = (np.ascontiguousarray(values, dtype=np.int64)
+                                                           for values in columns)
+    status, firsts = _term_firsts(term_ids, term_count)
+    if status == STATUS_OK:
+        status, postings_offsets, document_bytes, position_offsets, skip_count = _sizes(
+            firsts, documents, fields, frequencies, positions, field_slots, plain_field, BLOCK_ENTRIES)
     if status != STATUS_OK:
         raise ValueError(_ERRORS[status])
-    (postings, postings_offsets, position_bytes, position_offsets, entry_counts, document_frequencies,
-     skip_documents, skip_bytes, skip_detail_bytes) = columns
+    postings, position_bytes, entry_counts, document_frequencies, skip_documents, skip_bytes, skip_detail_bytes = \
+        _written(firsts, documents, fields, frequencies, positions, field_slots, plain_field, BLOCK_ENTRIES,
+                 postings_offsets, document_bytes, position_offsets, skip_count)
     return EncodedPostings(postings=postings, postings_offsets=narrow(postings_offsets), positions=position_bytes,
                            position_offsets=narrow(position_offsets), entry_counts=narrow(entry_counts),
                            document_frequencies=narrow(document_frequencies),
@@ -186,29 +191,27 @@ def _entry_values(documents, fields, frequencies, entry, first, field_slots, pla
 
 
 @njit(cache=True, nogil=True)
-def _failed(status):
-    """What _encode returns for bad entries: the status, and empty columns of the right types."""
-    empty = np.zeros(0, np.int64)
-    return status, np.zeros(0, np.uint8), empty, np.zeros(0, np.uint8), empty, empty, empty, empty, empty, empty
-
-
-@njit(cache=True, nogil=True)
-def _encode(term_ids, documents, fields, frequencies, positions, term_count, field_slots, plain_field,
-            block_entries):
-    entry_count = term_ids.size
+def _term_firsts(term_ids, term_count):
+    """(status, the first entry of each term and the entry count after them): the terms must be 0, 1, 2, ...
+    in runs."""
     firsts = np.zeros(term_count + 1, np.int64)
     expected = 0
-    for entry in range(entry_count):  # the terms must be 0, 1, 2, ... in runs: find where each run starts
+    for entry in range(term_ids.size):
         term = term_ids[entry]
         if entry == 0 or term != term_ids[entry - 1]:
             if term != expected:
-                return _failed(STATUS_MISSING_TERM)
+                return STATUS_MISSING_TERM, firsts
             firsts[term] = entry
             expected += 1
-    if expected != term_count:
-        return _failed(STATUS_MISSING_TERM)
-    firsts[term_count] = entry_count
-    # Pass 1: bytes per term, skip rows, positions checked.
+    firsts[term_count] = term_ids.size
+    return (STATUS_OK if expected == term_count else STATUS_MISSING_TERM), firsts
+
+
+@njit(cache=True, nogil=True)
+def _sizes(firsts, documents, fields, frequencies, positions, field_slots, plain_field, block_entries):
+    """(status, postings offsets, document bytes per term, position offsets, skip rows): the first pass,
+    which also checks the positions."""
+    term_count = firsts.size - 1
     postings_offsets = np.zeros(term_count + 1, np.int64)
     document_bytes = np.zeros(term_count, np.int64)
     position_offsets = np.zeros(term_count + 1, np.int64)
@@ -226,18 +229,25 @@ def _encode(term_ids, documents, fields, frequencies, positions, term_count, fie
             if not plain:
                 detail_bytes += _varint_length(detail)
             previous = 0
-            for repeat in range(frequencies[entry]):
+            for _repeat in range(frequencies[entry]):
                 current = positions[position]
                 if current < 0:
-                    return _failed(STATUS_NEGATIVE_POSITION)
+                    return STATUS_NEGATIVE_POSITION, postings_offsets, document_bytes, position_offsets, 0
                 if current < previous:
-                    return _failed(STATUS_DESCENDING_POSITIONS)
+                    return STATUS_DESCENDING_POSITIONS, postings_offsets, document_bytes, position_offsets, 0
                 position_bytes += _varint_length(current - previous)
                 previous = current
                 position += 1
         postings_offsets[term + 1] = postings_offsets[term] + document_bytes[term] + detail_bytes
         position_offsets[term + 1] = position_offsets[term] + position_bytes
-    # Pass 2: the bytes, and the per-term and per-block columns.
+    return STATUS_OK, postings_offsets, document_bytes, position_offsets, skip_count
+
+
+@njit(cache=True, nogil=True)
+def _written(firsts, documents, fields, frequencies, positions, field_slots, plain_field, block_entries,
+             postings_offsets, document_bytes, position_offsets, skip_count):
+    """The second pass: the postings and position bytes, and the per-term and per-block columns."""
+    term_count = firsts.size - 1
     postings = np.empty(postings_offsets[term_count], np.uint8)
     position_stream = np.empty(position_offsets[term_count], np.uint8)
     entry_counts = np.empty(term_count, np.int64)
@@ -267,9 +277,9 @@ def _encode(term_ids, documents, fields, frequencies, positions, term_count, fie
             if not plain:
                 detail_cursor = _put_varint(postings, detail_cursor, detail)
             previous = 0
-            for repeat in range(frequencies[entry]):
+            for _repeat in range(frequencies[entry]):
                 position_cursor = _put_varint(position_stream, position_cursor, positions[position] - previous)
                 previous = positions[position]
                 position += 1
-    return (STATUS_OK, postings, postings_offsets, position_stream, position_offsets, entry_counts,
-            document_frequencies, skip_documents, skip_bytes, skip_detail_bytes)
+    return (postings, position_stream, entry_counts, document_frequencies, skip_documents, skip_bytes,
+            skip_detail_bytes)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.text import chosen_build_kernels
+
 _WIDTH = 8  # bytes compared per pass: most shared prefixes are shorter, the rest take another pass
 
 
@@ -36,8 +38,6 @@ class StringBuffer:
 
 def shared_prefixes(buffer: StringBuffer, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Bytes shared at the start of strings left[i] and right[i] of the buffer, for every i."""
-    from engine.text import chosen_build_kernels
-
     kernels = chosen_build_kernels()
     if kernels is not None:
         return kernels.shared_prefixes(buffer.data, buffer.starts, buffer.lengths, np.asarray(left, dtype=np.int64),

@@ -171,7 +171,6 @@ class _Analysis:
             if len(fields) == 1 and DEFAULT_FIELD in fields:  # the record keeps its one field's tokens and text itself
                 record = {"tokens": None, "positions": None}
                 places = (record, "tokens", record, "positions", record if store_text else None, "fields")
-                texts = None
             else:
                 record = {"tokens": {}, "positions": {}}
                 places = None

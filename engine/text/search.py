@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.arrays import members, sorted_unique
-from engine.text import bm25, wants_numba
+from engine.text import bm25, kernels_module
 from engine.text.postings import run_offsets
 from engine.text.tokenizer import CJK_MODE_BIGRAM, CJK_MODE_JIEBA, Vocabulary
 
@@ -104,7 +104,7 @@ class Searcher:
 
     def __init__(self, parts, tokenizer, parameters: bm25.BM25Parameters | None = None, deleted=(),
                  kernels: str = "numpy"):
-        self.kernels = _load_kernels(kernels)
+        self.kernels = kernels_module(kernels, "kernels")
         self.tokenizer = tokenizer
         self.parameters = parameters or bm25.BM25Parameters()
         dead = [np.asarray(list(deleted), dtype=np.int64)] + [part.deleted for part in parts]
@@ -486,15 +486,3 @@ def _average_lengths(parts: list, fields: list, document_count: int) -> dict:
                 total -= int(part.segment.field_lengths[~part.live, index].sum(dtype=np.int64))
             totals[name] += total
     return {name: totals[name] / document_count if document_count else 0.0 for name in fields}
-
-
-def _load_kernels(choice: str):
-    if not wants_numba(choice):
-        return None
-    try:
-        from engine.text import kernels
-    except ImportError:
-        if choice == "numba":
-            raise
-        return None
-    return kernels

@@ -11,8 +11,9 @@ kept, as record["fields"] itself (else a map {field: text}).
 
 A list of 20 short strings and 20 integers costs msgpack, the WAL and every flush 40 objects per field; one
 string and one byte string pack, unpack and split at C speed. Without the maps, a record of the default
-field holds no container at all, so Python's cyclic collector never tracks it, and each map left out is one object less to make, pack and free per document. Records of format 2
-hold [terms, positions] pairs under "tokens" and no "positions"; `record_fields` reads every layout.
+field holds no container at all, so Python's cyclic collector never tracks it, and each map left out is one
+object less to make, pack and free per document. Records of format 2 hold [terms, positions] pairs under
+"tokens" and no "positions"; `record_fields` reads every layout.
 
 A stored field, as the functions here take and give it, is the pair (terms, positions)."""
 

@@ -148,8 +148,9 @@ class Tokenizer:
         offsets: list = []
         if cjk:
             self._index_cjk(piece, 0, terms, offsets)
-            return tuple(map(sys.intern, terms)), tuple(offsets), len(piece)
-        units = self._chunk(piece, 0, terms, offsets, True)
+            units = len(piece)
+        else:
+            units = self._chunk(piece, 0, terms, offsets, True)
         return tuple(map(sys.intern, terms)), tuple(offsets), units
 
     def _index_cjk(self, run: str, unit: int, terms: list, positions: list) -> None:

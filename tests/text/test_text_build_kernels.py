@@ -25,7 +25,8 @@ fields_strategy = st.dictionaries(st.sampled_from(["text", "title"]),
 
 def columns_of(built) -> dict:
     columns, meta = built
-    return {name: (np.asarray(values).dtype.str, np.asarray(values).tobytes()) for name, values in columns.items()}, meta
+    arrays = {name: np.asarray(values) for name, values in columns.items()}
+    return {name: (array.dtype.str, array.tobytes()) for name, array in arrays.items()}, meta
 
 
 def both_ways(make) -> list:
@@ -118,7 +119,8 @@ def test_shared_prefixes_are_counted_alike(texts, data):
     pairs = st.lists(st.integers(0, len(texts) - 1), min_size=1, max_size=80)
     left, right = np.array(data.draw(pairs)), np.array(data.draw(pairs))
     size = min(left.size, right.size)
-    numpy_shared, numba_shared = both_ways(lambda: frontcode.shared_prefixes(buffer, left[:size], right[:size]).tolist())
+    left, right = left[:size], right[:size]
+    numpy_shared, numba_shared = both_ways(lambda: frontcode.shared_prefixes(buffer, left, right).tolist())
     assert numpy_shared == numba_shared
     assert numpy_shared == [len(os.path.commonprefix([texts[a].encode(), texts[b].encode()]))
-                            for a, b in zip(left[:size].tolist(), right[:size].tolist())]
+                            for a, b in zip(left.tolist(), right.tolist())]
