@@ -24,6 +24,9 @@ class Background:
         except BaseException as error:  # re-raised by result(), in the caller's thread
             self._error = error
 
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
     def result(self):
         """The call's return value, once it has finished; its exception, raised here, if it failed."""
         self._thread.join()

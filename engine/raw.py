@@ -7,7 +7,9 @@ conversation, its speakers once, and the turns as compressed columns (MANIFEST.s
 
 Publishing (DESIGN invariant 2, durable before named): a batch writes each new blob under its final name without
 an fsync (see BlobFileWriter), makes the whole filesystem durable with ONE syncfs, and only then lets its WAL
-record (which names them) commit. A crash before that syncfs can leave blobs whose data never reached the disk;
+record (which names them) commit. A bulk writer gives its chunks ahead (RawWriter.write_ahead): their files are
+written first and the syncfs runs on a thread while the records are encoded, still before the commit. A crash
+before that syncfs ends can leave blobs whose data never reached the disk;
 that is safe because no committed record names them: a later put of the same content trusts the record, not the
 file, and writes the blob again, and `gc()` deletes such orphans.
 
@@ -24,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -35,6 +36,8 @@ from operator import add, sub
 import zstandard
 
 from engine import fs
+from engine.background import Background
+from engine.blob_files import BlobFileWriter, compress_all
 from engine.codec import pack, unpack
 from engine.errors import CorruptionError, EngineError, InputError
 from engine.format import (
@@ -72,7 +75,6 @@ NUMPY_TS_MIN_VALUES = 512  # below this, numpy's per-call overhead outweighs its
 DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 DAYS_FROM_MARCH_0000_TO_EPOCH = 719468
 DIGITS = "0123456789"
-FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_TOPDIR_FL = 0x80086601, 0x40086602, 0x00020000  # linux/fs.h
 SOURCE_NUMBER_MAX_DIGITS = 18  # fits msgpack's int64
 
 
@@ -132,47 +134,6 @@ def _decompress_streamed(decompressor, blob: bytes, path: str, limit: int) -> by
     return bytes(output)
 
 
-def mark_top_directory(path: str) -> None:
-    """Ask ext2/3/4 to spread the subdirectories of `path` over the filesystem's block groups (the "top of
-    directory hierarchies" attribute, FS_TOPDIR_FL, `chattr +T`) instead of keeping them in the group of
-    `path`, where the store's other directories and the files of other programs live: a new inode is taken in
-    its directory's group, and on an ext4 without a journal every allocation there first steps over each inode
-    freed in the last minutes (recently_deleted()), which made a blob file in a busy group cost six to ten times
-    more kernel time. A hint only: it changes no byte; other filesystems and systems refuse it, and it stays
-    unset."""
-    if not sys.platform.startswith("linux"):
-        return
-    import fcntl
-    import struct
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        flags = struct.unpack("i", fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(4)))[0]
-        if not flags & FS_TOPDIR_FL:
-            fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", flags | FS_TOPDIR_FL))
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_unsynced(path: str, data: bytes) -> None:
-    """Write a new file; its durability comes from the batch's one sync_filesystem (a file a crash left under
-    the name, which no record names, is replaced)."""
-    try:
-        handle = fs.ops.open_new(path)
-    except FileExistsError:
-        fs.remove(path)
-        handle = fs.ops.open_new(path)
-    try:
-        fs.ops.write(handle, data)
-    finally:
-        fs.ops.close(handle)
-
-
 # --- turn times ---------------------------------------------------------------------------------------------
 
 
@@ -213,13 +174,15 @@ def _encode_ts_column(values: list) -> dict:
 
 
 def encode_ts_column(values: list) -> list:
-    """encode_ts of every value of a column of turn times (repeats included), for a batch's turns at once: a
-    long column of naive whole-second times is converted by numpy."""
-    if len(values) >= NUMPY_TS_MIN_VALUES:
-        seconds = _naive_seconds_numpy(values)
+    """encode_ts of every value of a column of turn times (repeats included), for a batch's turns at once. Each
+    distinct time is converted once (the turns of a session share theirs), by numpy when there are many."""
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) >= NUMPY_TS_MIN_VALUES:
+        mostly_distinct = 2 * len(distinct) > len(values)  # then converting the column beats a lookup per value
+        seconds = _naive_seconds_numpy(values if mostly_distinct else distinct)
         if seconds is not None:
-            return seconds
-    codes = _encode_ts_column(list(dict.fromkeys(values)))
+            return seconds if mostly_distinct else list(map(dict(zip(distinct, seconds)).__getitem__, values))
+    codes = _encode_ts_column(distinct)
     return list(map(codes.__getitem__, values))
 
 
@@ -660,10 +623,15 @@ class RawWriter:
         self._new_turns: dict[str, dict] = {}  # raw_id → raw.turns record to write at publish (seq added then)
         self._deleted_turns: set[str] = set()
         self._staged: set[str] = set()  # blob paths this batch writes
-        self._ahead: CompressAhead | None = None
-        self._digests: dict = {}  # id(data) → (data, its sha256) for the blobs given to compress_ahead
-        self._deferred: list[tuple[str, str, int]] = []  # (blob path, raw_id, position in self._ahead)
-        self.deferred_stored_bytes = 0  # blob bytes written at publish, which no PutResult counted
+        self._synced: set[str] = set()  # those a finished or running sync_filesystem covers
+        self._ahead: dict[str, bytes] = {}  # blob path → bytes, of the blobs compressed ahead, until written
+        self._frames: Background | None = None  # their compression
+        self._deferred: dict[str, str] = {}  # blob path → raw_id, of puts whose blob waits for its frame
+        self.deferred_stored_bytes = 0  # bytes of the blob files written after their puts (no PutResult counts them)
+        self._written_ahead: dict[str, int] = {}  # blob path → bytes, of files written before their puts
+        self._digests: dict = {}  # id(data) → (data, its sha256) for the blobs given to write_ahead
+        self._sync: Background | None = None  # the sync_filesystem started once the files were written
+        self._created: int | None = None  # created_at of the batch's new chunks: one reading of the clock
         self.blobs = BlobFileWriter(os.path.join(raw.store.path, RAW_DIR))
         self._released: dict[str, dict] = {}  # raw_id → chunk record whose blob to delete after commit
 
@@ -707,7 +675,7 @@ class RawWriter:
                 raise EngineError(f"{raw_id} already names other content (a 64-bit id prefix collision)")
             self.acquire(raw_id, refs)
             return PutResult(raw_id, False, self._restore_missing_blob(record, data))
-        created = int(self.raw._clock().timestamp())
+        created = self._created_at()
         relative = blob_path(sha_hex, created)
         released = self._released.pop(raw_id, None)
         if released is not None and record_blob_path(released) == relative:
@@ -724,6 +692,8 @@ class RawWriter:
         if mime != RAW_MIME_TEXT:
             record["mime"] = mime
         self._write(raw_id, record)
+        if self._frames is not None and self._frames.done():
+            self._write_ahead_files()
         return PutResult(raw_id, True, written)
 
     def acquire(self, raw_id: str, count: int = 1) -> None:
@@ -771,68 +741,114 @@ class RawWriter:
             return 0
         return self._stage(relative, data, replace=True)
 
-    def compress_ahead(self, datas: list[bytes]) -> None:
-        """Compress on another thread (see CompressAhead) the blobs that the coming puts of these very objects
-        will store and that are not stored yet. Such a put writes its blob file at publish instead, where its
-        record's stored_bytes is filled in and deferred_stored_bytes counts it; other puts are not affected.
-        The sha256 of each is taken here once, for its put to use."""
+    def write_ahead(self, datas: list[bytes]) -> None:
+        """Compress on another thread the blobs of the coming puts of these very objects (those not stored yet),
+        and write their files as soon as that is done (the first put to find it done writes them all), then
+        start the batch's sync_filesystem on a thread: the puts after that encode their records while the disk
+        syncs, and publish waits for that sync instead of making one. A put before that leaves its record's
+        stored_bytes to be filled in when its file is written (deferred_stored_bytes counts those bytes). The
+        sha256 of each is taken here once, for its put to use."""
+        if self._frames is not None:  # given ahead before: those files first
+            self._write_ahead_files()
         digests = list(map(hashlib.sha256, datas))
         self._digests = {id(data): (data, digest) for data, digest in zip(datas, digests)}
-        new = [data for data, digest in zip(datas, digests) if self.get(raw_id_for(digest.hexdigest())) is None]
-        self._ahead = CompressAhead(new) if new else None
+        for data, digest in zip(datas, digests):
+            sha_hex = digest.hexdigest()
+            raw_id = raw_id_for(sha_hex)
+            if len(data) <= self.raw.limit and raw_id not in self._released and self.get(raw_id) is None:
+                final = os.path.join(self.raw.store.path, blob_path(sha_hex, self._created_at()))
+                if final not in self._staged:
+                    self._ahead.setdefault(final, data)
+        if self._ahead:
+            self._frames = Background(compress_all, list(self._ahead.values()), name="memctl-compress")
+
+    def _write_ahead_files(self) -> None:
+        """Write the files of the blobs compressed ahead, fill in the sizes of the records that wait for them,
+        and start the sync that covers every file written so far."""
+        frames, self._frames = self._frames.result(), None
+        ahead, self._ahead = self._ahead, {}
+        for final, frame in zip(ahead, frames):
+            self._staged.add(final)
+            self.blobs.write(final, frame)
+            raw_id = self._deferred.pop(final, None)
+            if raw_id is None:
+                self._written_ahead[final] = len(frame)
+                continue
+            self.deferred_stored_bytes += len(frame)
+            record = self._pending.get(raw_id)
+            if record is not None:  # the chunk's last record in this batch (the one a reader will see)
+                record["stored_bytes"] = len(frame)
+        fs.failpoint("raw.before_sync")
+        self._synced = set(self._staged)
+        self._sync = Background(fs.sync_filesystem, self.raw.store.path, name="memctl-sync")
+
+    def _created_at(self) -> int:
+        if self._created is None:
+            self._created = int(self.raw._clock().timestamp())
+        return self._created
 
     def _digest(self, data: bytes):
         known = self._digests.get(id(data))
         return known[1] if known is not None and known[0] is data else hashlib.sha256(data)
 
     def _stage(self, relative: str, data: bytes, replace: bool = False, raw_id: str | None = None) -> int:
-        """Write (or, for a blob compressed ahead, plan to write at publish) a blob file; returns its bytes as
-        far as they are known now."""
+        """Write a blob file, unless this batch has or will (write_ahead's: counted by the put that names it if
+        it is written already, else by deferred_stored_bytes); returns the bytes written now."""
         final = os.path.join(self.raw.store.path, relative)
+        if final in self._ahead:  # its file comes with the frames
+            if raw_id is not None:
+                self._deferred[final] = raw_id
+            return 0
         if final in self._staged:
-            return 0
+            return self._written_ahead.pop(final, 0)
         self._staged.add(final)
-        position = self._ahead.position(data) if self._ahead is not None and raw_id is not None else None
-        if position is not None:
-            self._deferred.append((final, raw_id, position))
-            return 0
         compressed = self._compressor.compress(data)
         self.blobs.write(final, compressed, replace)
         return len(compressed)
 
-    def _write_deferred(self) -> None:
-        for final, raw_id, position in self._deferred:
-            frame = self._ahead.frame(position)
-            self.blobs.write(final, frame)
-            self.deferred_stored_bytes += len(frame)
-            record = self._pending.get(raw_id)
-            if record is not None:  # the chunk's last record in this batch (the one a reader will see)
-                record["stored_bytes"] = len(frame)
-        self._deferred = []
-
     def publish(self) -> None:
-        """Make the batch's blob files durable with one sync_filesystem, then add the new turn records numbered
-        in storing order; the caller commits the batch after this returns."""
-        self._write_deferred()
-        if self._staged:
-            fs.failpoint("raw.before_sync")
+        """Make the batch's blob files durable (the sync write_ahead started, and one sync_filesystem more for
+        blobs written since), then add the new turn records numbered in storing order; the caller commits the
+        batch after this returns. A file written ahead that no put named is removed (gc's, if that fails)."""
+        if self._frames is not None:  # compression outlasted the puts
+            self._write_ahead_files()
+        for path in self._written_ahead:
             try:
-                fs.sync_filesystem(self.raw.store.path)
-            except OSError as error:
-                self.raw.store.fail(error)  # a failed sync is never retried on this store object
-                raise
-            fs.failpoint("raw.after_sync")
-            self._staged = set()
+                fs.remove(path)
+            except OSError:
+                pass
+        self._written_ahead = {}
+        if self._sync is not None:
+            sync, self._sync = self._sync, None
+            self._end_sync(sync.result)
+        if not self._staged <= self._synced:
+            fs.failpoint("raw.before_sync")
+            self._synced = set(self._staged)
+            self._end_sync(lambda: fs.sync_filesystem(self.raw.store.path))
         if self._new_turns:
             first = self.batch.allocate(RAW_SEQUENCE_COUNTER, len(self._new_turns))
             for seq, (raw_id, record) in enumerate(self._new_turns.items(), start=first):
                 self.batch.put(RAW_TURNS_TABLE, raw_id, {"conv_id": record["conv_id"], "seq": seq, **record})
             self._new_turns = {}
 
+    def _end_sync(self, sync) -> None:
+        try:
+            sync()
+        except OSError as error:
+            self.raw.store.fail(error)  # a failed sync is never retried on this store object
+            raise
+        fs.failpoint("raw.after_sync")
+
     def discard(self, keep_blobs: bool) -> None:
         """Best-effort removal of this batch's files after it failed: temp files always; the blob files and
         directories it created unless `keep_blobs` (a commit that failed may still have reached the disk and
-        name them). What remains is for gc."""
+        name them). What remains is for gc. A sync write_ahead started is waited for first."""
+        if self._sync is not None:
+            sync, self._sync = self._sync, None
+            try:
+                sync.result()
+            except OSError as error:
+                self.raw.store.fail(error)
         self.blobs.discard(keep_blobs)
 
     def remove_released(self) -> None:
@@ -843,103 +859,3 @@ class RawWriter:
                 fs.remove(os.path.join(self.raw.store.path, record_blob_path(record)))
             except OSError:
                 continue  # left for gc
-
-
-class CompressAhead:
-    """zstd frames of a list of blobs, made on a thread of their own by one call into zstd
-    (multi_compress_to_buffer), which runs without the GIL: an ingest's compression then overlaps the record
-    encoding its own thread does meanwhile. Per blob calls would not overlap: each would wait for the GIL,
-    which the encoding thread hands over only every few milliseconds. The frames are those ZstdCompressor
-    .compress gives at the same level."""
-
-    def __init__(self, datas: list[bytes]):
-        self._datas = datas  # held, so that the ids below stay theirs
-        self._positions = {id(data): position for position, data in enumerate(datas)}
-        self._frames = None
-        self._error: BaseException | None = None
-        import threading
-
-        self._thread = threading.Thread(target=self._compress, name="memctl-compress", daemon=True)
-        self._thread.start()
-
-    def _compress(self) -> None:
-        try:
-            compressor = zstandard.ZstdCompressor(level=RAW_ZSTD_LEVEL)
-            self._frames = compressor.multi_compress_to_buffer(self._datas, threads=1)
-        except BaseException as error:  # re-raised by frame(), in the caller's thread
-            self._error = error
-
-    def position(self, data: bytes) -> int | None:
-        position = self._positions.get(id(data))
-        return position if position is not None and self._datas[position] is data else None
-
-    def frame(self, position: int) -> bytes:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._frames[position].tobytes()
-
-
-class BlobFileWriter:
-    """Writes a batch's blob files, with the directories they need, and remembers what it created so that a
-    failed batch can take it away again.
-
-    A new blob is written under its final name at once (no temp file, no rename): until the batch commits no
-    record names it, so a crash can leave it partial only as an orphan, which nothing reads and gc deletes.
-    `replace` writes a temp file and renames it over the name instead, for a path a committed record names.
-
-    The files are written by the caller's thread: a writing thread overlapped almost nothing (it needs the GIL
-    between its system calls, which the encoding thread holds) and cost a MemDaily ingest a fifth more CPU."""
-
-    def __init__(self, root: str):
-        self._root = root  # the raw directory: its subdirectories are spread (see mark_top_directory)
-        self._directories: set[str] = set()  # known to exist
-        self._created_directories: list[str] = []
-        self._created_files: list[str] = []
-        self._temp_files: list[str] = []
-
-    def write(self, path: str, data: bytes, replace: bool = False) -> None:
-        self._ensure_directory(os.path.dirname(path))
-        if replace:
-            temp = path + TEMP_SUFFIX
-            self._temp_files.append(temp)
-            _write_unsynced(temp, data)
-            fs.ops.rename(temp, path)
-        else:
-            self._created_files.append(path)
-            _write_unsynced(path, data)
-
-    def _ensure_directory(self, directory: str) -> None:
-        """Create a missing directory and its missing parents, without an fsync each: the batch's
-        sync_filesystem makes them durable."""
-        if directory in self._directories:
-            return
-        if os.path.dirname(directory) == self._root:
-            self._ensure_directory(self._root)  # marked before a year directory is made in it
-        try:
-            fs.ops.mkdir(directory)
-        except FileExistsError:
-            pass
-        except FileNotFoundError:
-            self._ensure_directory(os.path.dirname(directory))
-            fs.ops.mkdir(directory)
-            self._created_directories.append(directory)
-        else:
-            self._created_directories.append(directory)
-        if directory == self._root:
-            mark_top_directory(directory)  # also in a store whose raw directory was made before this attribute
-        self._directories.add(directory)
-
-    def discard(self, keep_blobs: bool) -> None:
-        paths = self._temp_files if keep_blobs else self._temp_files + self._created_files
-        for path in paths:
-            try:
-                fs.remove(path)
-            except OSError:
-                pass
-        if not keep_blobs:
-            for directory in reversed(self._created_directories):
-                try:
-                    os.rmdir(directory)
-                except OSError:
-                    pass  # not empty: holds what another batch wrote since, or a file that would not go

@@ -93,7 +93,7 @@ def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progr
     summary = dict(prepared.summary)
     chunks = prepared.chunks
     with RawStore(store, limit=blob_limit).batch(owned=True) as writer:  # our records: fresh dicts of plain values
-        writer.compress_ahead([chunk.data for chunk in chunks])  # zstd on another thread while the records encode
+        writer.write_ahead([chunk.data for chunk in chunks])  # zstd and the blobs' sync beside the records
         encoded_ts = encode_ts_column(list(itertools.chain.from_iterable(chunk.ts for chunk in chunks)))
         end = 0
         for index, chunk in enumerate(chunks, start=1):

@@ -7,12 +7,15 @@ import hashlib
 import os
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 
 import pytest
 
 from engine import fs
+from engine.blob_files import compress_all
 from engine.raw import RawStore, blob_path, raw_id_for, record_blob_path
+from engine.errors import StoreClosed
 from engine.store import Store
 
 from raw_testkit import blob_files
@@ -297,18 +300,37 @@ def stored_state(store) -> tuple[dict, dict]:
     return dict(RawStore(store).scan()), files
 
 
-def test_blobs_compressed_ahead_give_the_same_files_and_records(tmp_path):
-    """compress_ahead: the coming puts' blobs compressed on another thread and written at publish, with the
-    same bytes and records as blobs compressed one by one. A put of bytes not given ahead compresses them
-    itself; a repeat of a chunk only counts a reference."""
+class HeldCompression:
+    """engine.raw.compress_all, held until release(): the puts of a batch then all come before the frames."""
+
+    def __init__(self):
+        self.released = threading.Event()
+
+    def __call__(self, datas):
+        self.released.wait()
+        return compress_all(datas)
+
+
+@pytest.mark.parametrize("timing", ["as it comes", "frames first", "puts first"])
+def test_blobs_written_ahead_give_the_same_files_and_records(tmp_path, monkeypatch, timing):
+    """write_ahead: the coming puts' blobs compressed on another thread, their files written when that is done
+    (before the puts, or among or after them, records waiting for their sizes), with the same bytes and records
+    as blobs written put by put. A put of bytes not given ahead writes them itself; a repeat of a chunk only
+    counts a reference."""
+    held = HeldCompression()
+    if timing == "puts first":
+        monkeypatch.setattr("engine.raw.compress_all", held)
     outcomes = []
     for ahead in (False, True):
         with Store.open(str(tmp_path / f"ahead-{ahead}")) as store:
             raw = RawStore(store, clock=lambda: FIXED_DAY)
             with raw.batch() as writer:
                 if ahead:
-                    writer.compress_ahead(CHUNKS[:4])
+                    writer.write_ahead(CHUNKS[:4])
+                    if timing == "frames first":
+                        writer._frames.result()  # done before the first put, which then writes every file
                 stored = sum(writer.put(data, {}).stored_bytes for data in CHUNKS + CHUNKS[:1])
+                held.released.set()
             outcomes.append((stored_state(store), stored + writer.deferred_stored_bytes))
     assert outcomes[0] == outcomes[1]
     (records, files), stored = outcomes[1]
@@ -316,10 +338,65 @@ def test_blobs_compressed_ahead_give_the_same_files_and_records(tmp_path):
     assert sorted(record["stored_bytes"] for record in records.values()) == sorted(map(len, files.values()))
 
 
-def test_a_chunk_compressed_ahead_and_released_in_its_batch_leaves_no_blob(store):
+@pytest.mark.parametrize("frames_first", [True, False])
+def test_blobs_written_ahead_are_synced_before_the_commit(store, counting, frames_first):
+    """However the compression and the puts interleave, every blob file is created before the batch's last
+    sync_filesystem, which comes before the WAL fsync; a blob a put writes after the sync of the files written
+    ahead started gets a sync of its own."""
+    raw = RawStore(store, clock=lambda: FIXED_DAY)
+    names = [f"raw_{hashlib.sha256(data).hexdigest()}.blob.zst" for data in CHUNKS]
+    with raw.batch() as writer:
+        writer.write_ahead(CHUNKS[:4])
+        if frames_first:
+            writer._frames.result()
+        assert all(writer.put(data, {}).new for data in CHUNKS)
+    sync = ("sync_filesystem", store.path)
+    created = [call[1] for call in counting.calls if call[0] == "open_new"]
+    assert sorted(created) == sorted(names) and counting.calls[-1] == "fsync"
+    last_sync = len(counting.calls) - 1 - counting.calls[::-1].index(sync)
+    assert all(counting.calls.index(("open_new", name)) < last_sync for name in names)
+    if frames_first:  # the four files, their sync, then the fifth file (its put came after) and another sync
+        assert counting.calls == [("open_new", name) for name in names[:4]] + [sync, ("open_new", names[4]), sync,
+                                                                                  "fsync"]
+    assert [raw.read(raw_id_for(hashlib.sha256(data).hexdigest())) for data in CHUNKS] == CHUNKS
+
+
+def test_a_batch_whose_blobs_were_all_written_ahead_syncs_once(store, counting):
+    raw = RawStore(store)
+    with raw.batch() as writer:
+        writer.write_ahead(CHUNKS + CHUNKS[:2])  # repeats are written once
+        for data in CHUNKS:
+            writer.put(data, {})
+    assert [call for call in counting.calls if call[0] != "open_new"] == [("sync_filesystem", store.path), "fsync"]
+    assert len([call for call in counting.calls if call[0] == "open_new"]) == len(CHUNKS)
+
+
+class FailingSyncOps(fs.FileOps):
+    def sync_filesystem(self, path):
+        raise OSError(errno.EIO, "Input/output error", path)
+
+
+def test_a_failed_sync_ahead_fails_the_batch_and_the_store(store):
+    raw = RawStore(store)
+    previous = fs.set_ops(FailingSyncOps())
+    try:
+        with pytest.raises(OSError, match="Input/output error"):
+            with raw.batch() as writer:
+                writer.write_ahead(CHUNKS)
+                for data in CHUNKS:
+                    writer.put(data, {})
+    finally:
+        fs.set_ops(previous)
+    assert store.sequence == 0 and blob_files(store.path) == []
+    with pytest.raises(StoreClosed, match="unusable after an I/O error"):
+        with store.batch() as batch:
+            batch.put("t", "k", 1)
+
+
+def test_a_chunk_written_ahead_and_released_in_its_batch_leaves_no_blob(store):
     raw = RawStore(store, clock=lambda: FIXED_DAY)
     with raw.batch() as writer:
-        writer.compress_ahead(CHUNKS[:2])
+        writer.write_ahead(CHUNKS[:2])
         released = writer.put(CHUNKS[0], {}).raw_id
         kept = writer.put(CHUNKS[1], {}).raw_id
         assert writer.release(released)
@@ -327,14 +404,36 @@ def test_a_chunk_compressed_ahead_and_released_in_its_batch_leaves_no_blob(store
     assert blob_files(store.path) == [record_blob_path(raw.get(kept))]
 
 
-def test_a_failed_batch_with_blobs_compressed_ahead_leaves_nothing(store):
+def test_a_blob_written_ahead_that_no_put_names_is_removed(store):
+    raw = RawStore(store, clock=lambda: FIXED_DAY)
+    with raw.batch() as writer:
+        writer.write_ahead(CHUNKS)
+        kept = [writer.put(data, {}).raw_id for data in CHUNKS[:2]]
+    assert blob_files(store.path) == sorted(record_blob_path(raw.get(raw_id)) for raw_id in kept)
+
+
+def test_a_failed_batch_with_blobs_written_ahead_leaves_nothing(store):
     raw = RawStore(store)
     with pytest.raises(RuntimeError):
         with raw.batch() as writer:
-            writer.compress_ahead(CHUNKS)
+            writer.write_ahead(CHUNKS)
             raw_id = writer.put(CHUNKS[0], {}).raw_id
             raise RuntimeError("the caller failed")
     assert raw.get(raw_id) is None and blob_files(store.path) == []
+    assert not os.path.exists(os.path.join(store.path, "raw"))
+
+
+def test_a_blob_write_failing_ahead_fails_the_batch_and_leaves_nothing(store):
+    raw = RawStore(store)
+    previous = fs.set_ops(FullDiskOps())
+    try:
+        with pytest.raises(OSError, match="No space left"):
+            with raw.batch() as writer:
+                writer.write_ahead(CHUNKS)
+    finally:
+        fs.set_ops(previous)
+    assert list(raw.scan()) == [] and blob_files(store.path) == []
+    assert not os.path.exists(os.path.join(store.path, "raw"))
 
 
 def test_chunks_stored_before_and_given_ahead_again_only_count_references(store, counting):
@@ -343,9 +442,9 @@ def test_chunks_stored_before_and_given_ahead_again_only_count_references(store,
         raw_ids = [writer.put(data, {}).raw_id for data in CHUNKS]
     counting.calls.clear()
     with raw.batch() as writer:
-        writer.compress_ahead(CHUNKS)
+        writer.write_ahead(CHUNKS)
         assert not any(writer.put(data, {}).new for data in CHUNKS)
-    assert counting.calls == ["fsync"] and writer.deferred_stored_bytes == 0
+    assert counting.calls == ["fsync"]
     assert [raw.get(raw_id)["refcount"] for raw_id in raw_ids] == [2] * len(CHUNKS)
 
 
@@ -355,7 +454,7 @@ def directory_flags(path: str, new_flags: int | None = None) -> int | None:
     import fcntl
     import struct
 
-    from engine.raw import FS_IOC_GETFLAGS, FS_IOC_SETFLAGS
+    from engine.blob_files import FS_IOC_GETFLAGS, FS_IOC_SETFLAGS
 
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -372,7 +471,7 @@ def directory_flags(path: str, new_flags: int | None = None) -> int | None:
 def test_the_raw_directory_asks_to_spread_its_subdirectories(store):
     """On ext2/3/4 the raw directory carries the top-of-hierarchy attribute, set before its first year
     directory is made, also in a store whose raw directory existed without it."""
-    from engine.raw import FS_TOPDIR_FL
+    from engine.blob_files import FS_TOPDIR_FL
 
     raw_directory = os.path.join(store.path, "raw")
     with RawStore(store, clock=lambda: FIXED_DAY).batch() as writer:
@@ -388,7 +487,7 @@ def test_the_raw_directory_asks_to_spread_its_subdirectories(store):
 
 
 def test_marking_a_top_directory_is_only_a_hint(tmp_path):
-    from engine.raw import mark_top_directory
+    from engine.blob_files import mark_top_directory
 
     mark_top_directory(str(tmp_path / "missing"))
     (tmp_path / "file").write_bytes(b"x")

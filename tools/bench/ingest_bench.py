@@ -437,9 +437,9 @@ def zstd_levels(chunks: list, text_bytes: int) -> dict:
 def file_creation_cost(root: str, spread: bool = False) -> float:
     """Median kernel microseconds of one mkdir plus one file creation (with 4 KB written) in `root`, the pattern of
     a new blob in a new hash directory; with `spread`, below a directory marked as a top of hierarchy, as memctl
-    marks its raw directory (engine.raw.mark_top_directory). Nothing is deleted: ext4 without a journal rescans
+    marks its raw directory (engine.blob_files.mark_top_directory). Nothing is deleted: ext4 without a journal rescans
     recently freed inodes at every allocation, so deleting here would slow the runs that follow."""
-    from engine.raw import mark_top_directory
+    from engine.blob_files import mark_top_directory
 
     directory = os.path.join(root, "calibration-spread" if spread else "calibration")
     os.makedirs(directory)
