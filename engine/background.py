@@ -15,10 +15,16 @@ class Background:
         self._arguments = arguments
         self._result = None
         self._error: BaseException | None = None
+        self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+        # Until the new thread first holds the GIL it runs nothing, and a caller busy with Python code hands
+        # the GIL over only every few milliseconds (sys.getswitchinterval()): waiting here, without the GIL,
+        # lets it start now and reach the call that releases the GIL.
+        self._started.wait()
 
     def _run(self) -> None:
+        self._started.set()
         try:
             self._result = self._function(*self._arguments)
         except BaseException as error:  # re-raised by result(), in the caller's thread

@@ -761,6 +761,8 @@ class RawWriter:
                     self._ahead.setdefault(final, data)
         if self._ahead:
             self._frames = Background(compress_all, list(self._ahead.values()), name="memctl-compress")
+            for final in self._ahead:  # while zstd works: the puts left to overlap the sync are then more
+                self.blobs.ensure_directory(os.path.dirname(final))
 
     def _write_ahead_files(self) -> None:
         """Write the files of the blobs compressed ahead, fill in the sizes of the records that wait for them,

@@ -260,8 +260,11 @@ def _text_counts_block(texts: list[str], lengths):
     joined = "\n".join(texts) + "\n"
     starts = np.zeros(len(texts), dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=starts[1:])
-    if joined.isascii():  # no CJK character, one byte each: the classes by one bytes.translate
-        word = np.frombuffer(joined.encode("ascii").translate(_ascii_words()), dtype=bool)
+    if joined.isascii():  # no CJK character, one byte each
+        data = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+        word = data > 0x20  # every ASCII space is at most 0x20; below it, only control characters are words
+        if (data < 0x09).any() or ((data - 0x0E) < 0x0E).any():  # such a control character (0x00-08, 0x0E-1B)
+            word = np.frombuffer(joined.encode("ascii").translate(_ascii_words()), dtype=bool)
         characters, text_bytes = np.zeros(len(texts), dtype=np.int64), lengths
     else:
         codes = np.array([joined]).view(np.uint32)  # code points, as numpy stores str
@@ -270,10 +273,12 @@ def _text_counts_block(texts: list[str], lengths):
         classes = np.take(_character_classes(), codes)
         word = classes == WORD_CHARACTER
         characters = np.add.reduceat(classes == CJK_CHARACTER, starts, dtype=np.int64)
-    word_starts = np.flatnonzero(word[1:] & ~word[:-1]) + 1  # where a word begins, but at the first character
-    words = np.diff(np.searchsorted(word_starts, starts), append=word_starts.size)
-    words[0] += word[0]
-    return characters, words, text_bytes
+    word_starts = np.empty_like(word)
+    word_starts[0] = word[0]
+    np.logical_and(word[1:], ~word[:-1], out=word_starts[1:])
+    # Every text holds at least its newline, so the starts rise strictly: no empty reduceat range.
+    return characters, np.add.reduceat(word_starts.view(np.uint8), starts, dtype=np.int32).astype(np.int64), \
+        text_bytes
 
 
 @lru_cache(maxsize=1)

@@ -121,7 +121,8 @@ def reference_counts(text):
     return sum(len(run) for run in runs), sum(1 for run in runs if not run)
 
 
-TEXT_PIECES = ["蓝牙", "。", "ｂ", "한", "\U00020001", "\u3000", "\u2003", " ", "\n", "Win11", "😀", "a", "-", "é"]
+TEXT_PIECES = ["蓝牙", "。", "ｂ", "한", "\U00020001", "\u3000", "\u2003", " ", "\n", "Win11", "😀", "a", "-", "é",
+               "\x01", "\x0b", "\x0e", "\x1c", "\x7f"]  # control characters: some are spaces, some not
 
 
 @given(st.lists(st.sampled_from(TEXT_PIECES), max_size=12).map("".join))
