@@ -62,7 +62,10 @@ def _write_unsynced(path: str, data: bytes) -> None:
 def compress_all(datas: list[bytes]) -> list[bytes]:
     """zstd frames of `datas`, made by one call into zstd (multi_compress_to_buffer), which runs without the GIL:
     on a thread of its own (engine.background), it overlaps the Python work of the caller's thread. A call per
-    blob would not: each would wait for the GIL, which a busy thread hands over only every few milliseconds.
+    blob would not: each would wait for the GIL, which a busy thread hands over only once a switch interval.
+    While it runs, the caller should not compress: each compression lets go of the GIL and takes it back, and
+    this thread, waiting to take it, starts its interval over each time (engine.raw compresses its turn rows
+    together, after the puts, for that reason).
     The frames are those ZstdCompressor.compress gives at the same level."""
     compressor = zstandard.ZstdCompressor(level=RAW_ZSTD_LEVEL)
     return [frame.tobytes() for frame in compressor.multi_compress_to_buffer(datas, threads=1)]

@@ -321,10 +321,12 @@ def _undeltas(column: list) -> list:
     return values
 
 
-def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compressor) -> dict:
+def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int) -> dict:
     """The raw.turns record (without its seq) of a chunk's turns: the rows as columns (MANIFEST.spec section
-    8), one zstd frame. Columns are built with map() over C-level operations where they can be: a chunk's
-    turns are encoded once per ingest, and per-turn Python work is what an ingest spends most on."""
+    8), packed but not yet compressed: "turns" becomes one zstd frame when the writer compresses the batch's
+    records together (RawWriter.publish). Columns are built with map() over C-level operations where they can
+    be: a chunk's turns are encoded once per ingest, and per-turn Python work is what an ingest spends most
+    on."""
     offsets, lengths = columns.offsets, columns.lengths
     ends = list(map(add, offsets, lengths))
     gaps = list(map(sub, offsets, [0, *ends[:-1]]))
@@ -339,7 +341,7 @@ def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int, compress
     payload = [speaker_column, _deltas(ts_column), list(prefix_index), prefix_column, _deltas(numbers), gaps,
                lengths, extras]
     first_ts = next((value for value in ts_column if value is not None), None)
-    return {"conv_id": conv_id, "ts": first_ts, "speakers": speakers, "turns": compressor.compress(pack(payload))}
+    return {"conv_id": conv_id, "ts": first_ts, "speakers": speakers, "turns": pack(payload)}
 
 
 def decode_turns(raw_id: str, record: dict) -> list[dict]:
@@ -414,7 +416,7 @@ def _chunk_order(record: dict) -> tuple:
 class PutResult:
     raw_id: str
     new: bool
-    stored_bytes: int  # compressed bytes this put wrote: the blob, plus the turn rows for put_turns
+    stored_bytes: int  # compressed blob bytes this put wrote (turn rows: RawWriter.deferred_stored_bytes)
 
 
 class RawStore:
@@ -627,7 +629,8 @@ class RawWriter:
         self._ahead: dict[str, bytes] = {}  # blob path → bytes, of the blobs compressed ahead, until written
         self._frames: Background | None = None  # their compression
         self._deferred: dict[str, str] = {}  # blob path → raw_id, of puts whose blob waits for its frame
-        self.deferred_stored_bytes = 0  # bytes of the blob files written after their puts (no PutResult counts them)
+        # Bytes no PutResult counts: blob files written after their puts, and the compressed turn rows.
+        self.deferred_stored_bytes = 0
         self._written_ahead: dict[str, int] = {}  # blob path → bytes, of files written before their puts
         self._digests: dict = {}  # id(data) → (data, its sha256) for the blobs given to write_ahead
         self._sync: Background | None = None  # the sync_filesystem started once the files were written
@@ -658,11 +661,11 @@ class RawWriter:
         raw_id = raw_id_for(digest.hexdigest())
         if self._turns_record(raw_id) is not None:
             return PutResult(raw_id, False, self._put(data, digest, meta, 0, mime).stored_bytes)
-        record = encode_turns(conv_id, columns, len(data), self._compressor)
+        record = encode_turns(conv_id, columns, len(data))
         stored = self._put(data, digest, meta, len(columns.offsets), mime).stored_bytes
         self._new_turns[raw_id] = record
         self._deleted_turns.discard(raw_id)
-        return PutResult(raw_id, True, stored + len(record["turns"]))
+        return PutResult(raw_id, True, stored)
 
     def _put(self, data: bytes, digest, meta: dict, refs: int, mime: str) -> PutResult:
         if len(data) > self.raw.limit:
@@ -820,6 +823,7 @@ class RawWriter:
             except OSError:
                 pass
         self._written_ahead = {}
+        self._compress_turn_rows()  # while the disk syncs
         if self._sync is not None:
             sync, self._sync = self._sync, None
             self._end_sync(sync.result)
@@ -832,6 +836,18 @@ class RawWriter:
             for seq, (raw_id, record) in enumerate(self._new_turns.items(), start=first):
                 self.batch.put(RAW_TURNS_TABLE, raw_id, {"conv_id": record["conv_id"], "seq": seq, **record})
             self._new_turns = {}
+
+    def _compress_turn_rows(self) -> None:
+        """Compress the new turn records' rows in one call into zstd. One compression per put would let go of
+        the GIL for each, and every time the caller's thread does so and takes it back, a thread waiting for the
+        GIL (write_ahead's compression, coming back with its frames) is made to wait a full switch interval more:
+        the frames came back only once the puts were over."""
+        records = list(self._new_turns.values())
+        if not records:
+            return
+        for record, frame in zip(records, compress_all([record["turns"] for record in records])):
+            record["turns"] = frame
+            self.deferred_stored_bytes += len(frame)
 
     def _end_sync(self, sync) -> None:
         try:

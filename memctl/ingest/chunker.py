@@ -207,17 +207,36 @@ SPACE_CODE_POINTS = (*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680,
                      0x2029, 0x202F, 0x205F, 0x3000)
 WORD_CHARACTER, SPACE_CHARACTER, CJK_CHARACTER = 0, 1, 2
 COUNT_BLOCK_CHARACTERS = 1 << 17  # one counting pass: its arrays stay in the CPU caches (measured fastest)
+PLANE_SIZE = 0x10000
+ASTRAL_CJK_RANGES = tuple((first, last) for first, last in CJK_RANGES if first >= PLANE_SIZE)
 
 
 @lru_cache(maxsize=1)
-def _character_classes():
-    """WORD_CHARACTER, SPACE_CHARACTER or CJK_CHARACTER for every code point."""
+def _plane_classes():
+    """WORD_CHARACTER, SPACE_CHARACTER or CJK_CHARACTER for every code point of the Basic Multilingual Plane
+    (64 KiB: a table of every code point, 1.1 MB, cost a new process half a millisecond of page faults).
+    Above it there is no space, and CJK only in ASTRAL_CJK_RANGES."""
     import numpy as np
 
-    classes = np.full(0x110000, WORD_CHARACTER, dtype=np.uint8)
+    classes = np.full(PLANE_SIZE, WORD_CHARACTER, dtype=np.uint8)
     classes[list(SPACE_CODE_POINTS)] = SPACE_CHARACTER
     for first, last in CJK_RANGES:
-        classes[first: last + 1] = CJK_CHARACTER
+        classes[first: last + 1] = CJK_CHARACTER  # empty for an astral range
+    return classes
+
+
+def _character_classes_of(codes, astral):
+    """The class of every code point in `codes` (uint32); `astral` marks those above the plane."""
+    import numpy as np
+
+    classes = np.take(_plane_classes(), codes, mode="clip")  # every astral code point as the plane's last: a word
+    if astral.any():
+        positions = np.flatnonzero(astral)
+        astral_codes = codes[positions]
+        cjk = np.zeros(len(positions), dtype=bool)
+        for first, last in ASTRAL_CJK_RANGES:
+            cjk |= (astral_codes >= first) & (astral_codes <= last)
+        classes[positions[cjk]] = CJK_CHARACTER
     return classes
 
 
@@ -260,22 +279,25 @@ def _text_counts_block(texts: list[str], lengths):
     joined = "\n".join(texts) + "\n"
     starts = np.zeros(len(texts), dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    word_starts = np.empty(len(joined), dtype=bool)  # first the scratch of the ASCII path's check
     if joined.isascii():  # no CJK character, one byte each
-        data = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+        encoded = joined.encode("ascii")
+        data = np.frombuffer(encoded, dtype=np.uint8)
         word = data > 0x20  # every ASCII space is at most 0x20; below it, only control characters are words
-        if (data < 0x09).any() or ((data - 0x0E) < 0x0E).any():  # such a control character (0x00-08, 0x0E-1B)
-            word = np.frombuffer(joined.encode("ascii").translate(_ascii_words()), dtype=bool)
+        low = data[np.flatnonzero(np.less(data, 0x1C, out=word_starts))]  # newlines mostly: few
+        if ((low < 0x09) | (low > 0x0D)).any():  # a control character that is no space (0x00-08, 0x0E-1B)
+            word = np.frombuffer(encoded.translate(_ascii_words()), dtype=bool)
         characters, text_bytes = np.zeros(len(texts), dtype=np.int64), lengths
     else:
         codes = np.array([joined]).view(np.uint32)  # code points, as numpy stores str
-        widths = (codes >= 0x80).view(np.uint8) + (codes >= 0x800) + (codes >= 0x10000)  # UTF-8 bytes - 1
+        astral = codes >= PLANE_SIZE
+        widths = (codes >= 0x80).view(np.uint8) + (codes >= 0x800) + astral  # UTF-8 bytes - 1
         text_bytes = np.add.reduceat(widths, starts, dtype=np.int64) + lengths
-        classes = np.take(_character_classes(), codes)
+        classes = _character_classes_of(codes, astral)
         word = classes == WORD_CHARACTER
         characters = np.add.reduceat(classes == CJK_CHARACTER, starts, dtype=np.int64)
-    word_starts = np.empty_like(word)
     word_starts[0] = word[0]
-    np.logical_and(word[1:], ~word[:-1], out=word_starts[1:])
+    np.greater(word[1:], word[:-1], out=word_starts[1:])  # a word character after a space
     # Every text holds at least its newline, so the starts rise strictly: no empty reduceat range.
     return characters, np.add.reduceat(word_starts.view(np.uint8), starts, dtype=np.int32).astype(np.int64), \
         text_bytes
@@ -284,4 +306,4 @@ def _text_counts_block(texts: list[str], lengths):
 @lru_cache(maxsize=1)
 def _ascii_words() -> bytes:
     """bytes.translate table: 1 for an ASCII byte that is part of a word, 0 for a space."""
-    return bytes(int(code >= 0x80 or _character_classes()[code] == WORD_CHARACTER) for code in range(256))
+    return bytes(int(code >= 0x80 or _plane_classes()[code] == WORD_CHARACTER) for code in range(256))

@@ -130,6 +130,13 @@ def test_token_counts_match_their_definition(text):
     assert text_counts(text) == reference_counts(text)
 
 
+def test_the_plane_table_and_the_astral_ranges_class_every_cjk_range():
+    """chunker classes code points by a table of the Basic Multilingual Plane and by ASTRAL_CJK_RANGES above
+    it: no range may straddle the two."""
+    assert all(last < chunker.PLANE_SIZE or first >= chunker.PLANE_SIZE for first, last in chunker.CJK_RANGES)
+    assert chunker.ASTRAL_CJK_RANGES == ((0x20000, 0x3134F),)
+
+
 def test_space_code_points_are_what_str_split_splits_on():
     assert list(SPACE_CODE_POINTS) == [code for code in range(0x110000) if chr(code).isspace()]
 

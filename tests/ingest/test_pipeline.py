@@ -48,6 +48,10 @@ def test_ingest_the_samples_directory(store):
     assert summary["chunks_new"] == len(list(store.scan(RAW_CHUNK_TABLE))) == blob_count(store)
     assert summary["chunks_duplicate"] == 0
     assert 0 < summary["bytes_stored"] < summary["bytes_in"]
+    blob_bytes = sum(os.path.getsize(os.path.join(directory, name))
+                     for directory, _, names in os.walk(os.path.join(store.path, "raw")) for name in names)
+    turn_row_bytes = sum(len(record["turns"]) for _, record in store.scan(RAW_TURNS_TABLE))
+    assert summary["bytes_stored"] == blob_bytes + turn_row_bytes
     texts = assert_spans_round_trip(store)
     assert len(texts) == summary["turns"]
     assert any("0x8007045D" in text for text in texts)
