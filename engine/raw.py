@@ -763,7 +763,8 @@ class RawWriter:
                 if final not in self._staged:
                     self._ahead.setdefault(final, data)
         if self._ahead:
-            self._frames = Background(compress_all, list(self._ahead.values()), name="memctl-compress")
+            self._frames = Background(compress_all, list(self._ahead.values()), name="memctl-compress",
+                                      responsive=True)
             for final in self._ahead:  # while zstd works: the puts left to overlap the sync are then more
                 self.blobs.ensure_directory(os.path.dirname(final))
 
@@ -785,7 +786,7 @@ class RawWriter:
                 record["stored_bytes"] = len(frame)
         fs.failpoint("raw.before_sync")
         self._synced = set(self._staged)
-        self._sync = Background(fs.sync_filesystem, self.raw.store.path, name="memctl-sync")
+        self._sync = Background(fs.sync_filesystem, self.raw.store.path, name="memctl-sync", responsive=True)
 
     def _created_at(self) -> int:
         if self._created is None:

@@ -1,5 +1,5 @@
 """engine.background: results and errors come back to the caller; the switch interval is lowered only while
-some background call runs."""
+some responsive call runs."""
 
 import sys
 import threading
@@ -22,8 +22,8 @@ def test_the_switch_interval_is_lowered_while_calls_run_and_restored_after_the_l
     sys.setswitchinterval(0.004)
     try:
         first_release, second_release = threading.Event(), threading.Event()
-        first = Background(first_release.wait)
-        second = Background(second_release.wait)
+        first = Background(first_release.wait, responsive=True)
+        second = Background(second_release.wait, responsive=True)
         assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
         first_release.set()
         first.result()
@@ -40,10 +40,23 @@ def test_a_caller_with_a_lower_interval_keeps_it():
     sys.setswitchinterval(SWITCH_INTERVAL / 2)
     try:
         release = threading.Event()
-        running = Background(release.wait)
+        running = Background(release.wait, responsive=True)
         assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL / 2)
         release.set()
         running.result()
         assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL / 2)
+    finally:
+        sys.setswitchinterval(original)
+
+
+def test_a_call_that_is_not_responsive_leaves_the_interval_alone():
+    original = sys.getswitchinterval()
+    sys.setswitchinterval(0.004)
+    try:
+        release = threading.Event()
+        running = Background(release.wait)
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+        release.set()
+        running.result()
     finally:
         sys.setswitchinterval(original)
