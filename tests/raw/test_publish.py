@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 from datetime import datetime, timezone
 
 import pytest
@@ -50,12 +51,20 @@ class CountingOps(fs.FileOps):
         return super().open_new(path)
 
 
+@contextmanager
+def file_ops(ops):
+    """engine.fs's operations replaced by `ops` inside the block."""
+    previous = fs.set_ops(ops)
+    try:
+        yield ops
+    finally:
+        fs.set_ops(previous)
+
+
 @pytest.fixture
 def counting():
-    ops = CountingOps()
-    previous = fs.set_ops(ops)
-    yield ops
-    fs.set_ops(previous)
+    with file_ops(CountingOps()) as ops:
+        yield ops
 
 
 def test_a_batch_of_new_blobs_costs_one_sync_filesystem_and_one_wal_fsync(store, counting):
@@ -253,14 +262,11 @@ class FullDiskOps(fs.FileOps):
 
 def test_a_blob_write_failing_fails_the_batch_and_leaves_nothing(store):
     raw = RawStore(store)
-    previous = fs.set_ops(FullDiskOps())
-    try:
+    with file_ops(FullDiskOps()):
         with pytest.raises(OSError, match="No space left"):
             with raw.batch() as writer:
                 for data in CHUNKS:
                     writer.put(data, {})
-    finally:
-        fs.set_ops(previous)
     assert list(raw.scan()) == [] and blob_files(store.path) == []
     assert not os.path.exists(os.path.join(store.path, "raw"))  # the directories it made are gone too
     with raw.batch() as writer:  # the store still takes batches
@@ -281,13 +287,10 @@ def test_a_failed_batch_removes_only_the_directories_it_made(store):
     assert new_directory not in before  # the failing put makes a hash directory first
     failing = FullDiskOps()
     failing.created = 2  # the next blob file fails, after its hash directory was made
-    previous = fs.set_ops(failing)
-    try:
+    with file_ops(failing):
         with pytest.raises(OSError, match="No space left"):
             with raw.batch() as writer:
                 writer.put(CHUNKS[1], {})
-    finally:
-        fs.set_ops(previous)
     assert directories(store.path) == before and len(blob_files(store.path)) == 1
 
 
@@ -378,15 +381,12 @@ class FailingSyncOps(fs.FileOps):
 
 def test_a_failed_sync_ahead_fails_the_batch_and_the_store(store):
     raw = RawStore(store)
-    previous = fs.set_ops(FailingSyncOps())
-    try:
+    with file_ops(FailingSyncOps()):
         with pytest.raises(OSError, match="Input/output error"):
             with raw.batch() as writer:
                 writer.write_ahead(CHUNKS)
                 for data in CHUNKS:
                     writer.put(data, {})
-    finally:
-        fs.set_ops(previous)
     assert store.sequence == 0 and blob_files(store.path) == []
     with pytest.raises(StoreClosed, match="unusable after an I/O error"):
         with store.batch() as batch:
@@ -425,13 +425,10 @@ def test_a_failed_batch_with_blobs_written_ahead_leaves_nothing(store):
 
 def test_a_blob_write_failing_ahead_fails_the_batch_and_leaves_nothing(store):
     raw = RawStore(store)
-    previous = fs.set_ops(FullDiskOps())
-    try:
+    with file_ops(FullDiskOps()):
         with pytest.raises(OSError, match="No space left"):
             with raw.batch() as writer:
                 writer.write_ahead(CHUNKS)
-    finally:
-        fs.set_ops(previous)
     assert list(raw.scan()) == [] and blob_files(store.path) == []
     assert not os.path.exists(os.path.join(store.path, "raw"))
 
