@@ -17,6 +17,7 @@ from memctl.ingest.pipeline import ingest, prepare
 from memctl.ingest.sources import expand
 
 from ingest_testkit import LOCOMO_DEV, MEMDAILY_DEV, SAMPLES, needs_locomo
+from raw_testkit import blob_files
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -26,7 +27,7 @@ def turn_records(store):
 
 
 def blob_count(store):
-    return sum(len(files) for _, _, files in os.walk(os.path.join(store.path, "raw")))
+    return len(blob_files(store.path))
 
 
 def assert_spans_round_trip(store, expected_texts=None):
@@ -48,8 +49,7 @@ def test_ingest_the_samples_directory(store):
     assert summary["chunks_new"] == len(list(store.scan(RAW_CHUNK_TABLE))) == blob_count(store)
     assert summary["chunks_duplicate"] == 0
     assert 0 < summary["bytes_stored"] < summary["bytes_in"]
-    blob_bytes = sum(os.path.getsize(os.path.join(directory, name))
-                     for directory, _, names in os.walk(os.path.join(store.path, "raw")) for name in names)
+    blob_bytes = sum(os.path.getsize(os.path.join(store.path, path)) for path in blob_files(store.path))
     turn_row_bytes = sum(len(record["turns"]) for _, record in store.scan(RAW_TURNS_TABLE))
     assert summary["bytes_stored"] == blob_bytes + turn_row_bytes
     texts = assert_spans_round_trip(store)
