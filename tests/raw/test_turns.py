@@ -219,15 +219,16 @@ def test_a_time_column_encodes_as_each_time_alone(values):
        st.one_of(st.none(), st.sampled_from(["2024-02-30T10:00:00", "2023-02-29T00:00:00", "2024-01-01T24:00:00",
                                              "2024-01-01T10:60:00", "0000-01-01T00:00:00", "2024-00-10T00:00:00",
                                              "2024-04-01", "2024-01-01 10:00:00", "２０２４-01-01T10:00:00", None])),
-       st.sampled_from([1, 3]))
-def test_a_long_time_column_encodes_as_each_time_alone(moments, odd_one, repeats):
-    """A batch's column with enough distinct times for the numpy conversion, each once (the column converted)
-    or repeated (its distinct times converted): the same values as encode_ts, also with leap days, century
-    years and one value numpy cannot take (the column then goes value by value)."""
+       st.sampled_from([1, 3]), st.booleans())
+def test_a_long_time_column_encodes_as_each_time_alone(moments, odd_one, repeats, grouped):
+    """A batch's column with enough distinct times for the numpy conversion, each once or repeated, spread
+    (the column converted) or in runs as a session's turns share theirs (its distinct times converted): the
+    same values as encode_ts, also with leap days, century years and one value numpy cannot take (the column
+    then goes value by value)."""
     distinct = [(moments[index % len(moments)].replace(microsecond=0) + timedelta(seconds=index)).isoformat()
                 for index in range(NUMPY_TS_MIN_VALUES)]
-    column = distinct * repeats + ["2000-02-29T12:00:00", "1900-02-28T23:59:59", "1970-01-01T00:00:00",
-                                   "9999-12-31T23:59:59"]
+    column = [value for value in distinct for _ in range(repeats)] if grouped else distinct * repeats
+    column += ["2000-02-29T12:00:00", "1900-02-28T23:59:59", "1970-01-01T00:00:00", "9999-12-31T23:59:59"]
     if odd_one is not None or len(moments) % 2:
         column.insert(len(moments), odd_one)
     assert encode_ts_column(column) == [encode_ts(value) for value in column]
@@ -330,11 +331,21 @@ def test_verify_reports_spans_outside_the_chunk_or_inside_a_character(store):
 SOURCE_ID_PIECES = ["a", "#", ":", "D1:", "0", "00", "1", "9", "12", "٣", "²", "9" * 19, "\0"]
 
 
-@given(st.lists(st.one_of(st.lists(st.sampled_from(SOURCE_ID_PIECES), max_size=4).map("".join),
-                          st.integers(0, 10**20).map(lambda number: f"f.txt#{number}"),
-                          st.integers(0, 50).map(lambda number: f"x0{number}")), min_size=1, max_size=12))
+def counting_run(prefix: str, first: int, length: int) -> list[str]:
+    return [f"{prefix}{number}" for number in range(first, first + length)]
+
+
+SOURCE_ID_RUNS = st.builds(counting_run, st.sampled_from(["D1:", "a#0", "x", "9", "²", ""]),
+                           st.sampled_from([0, 1, 8, 99, 10**18 - 3, 10**19]), st.integers(1, 6))
+
+
+@given(st.lists(st.one_of(st.lists(st.sampled_from(SOURCE_ID_PIECES), max_size=4).map(lambda ids: ["".join(ids)]),
+                          st.integers(0, 10**20).map(lambda number: [f"f.txt#{number}"]),
+                          st.integers(0, 50).map(lambda number: [f"x0{number}"]),
+                          SOURCE_ID_RUNS), min_size=1, max_size=6).map(lambda runs: sum(runs, [])))
 def test_the_source_id_column_splits_exactly_as_each_id_alone(source_ids):
-    """The column fast path (the previous prefix and a number) stores the same bytes as split_source_id."""
+    """The column fast path (ids that go on counting from a split one) stores the same bytes as
+    split_source_id: across the digit limit, a prefix ending in digits, runs that break off."""
     prefixes, prefix_column, numbers = _split_source_ids(source_ids)
     splits = [split_source_id(source_id) for source_id in source_ids]
     assert list(prefixes) == list(dict.fromkeys(prefix for prefix, _ in splits))

@@ -11,7 +11,8 @@ existing, empty store and database, each timed as a whole command runs, from rea
   memctl, cold subprocess   `memctl ingest --raw PATH --quiet` in a new process (interpreter start included)
   SQLite, in-process        the same parser (memctl's, so both store the same turns; with Python's cyclic
                             garbage collector paused as memctl's ingest pauses it), then one transaction
-                            inserting rows (conv_id, speaker, ts, source_id, text), commit, close
+                            inserting rows (conv_id, speaker, ts, source_id, text, extra: the turn's other
+                            input fields as JSON text, NULL for none), commit, close
 and, without parsing, the storing step alone: memctl's chunked write (pipeline.write: compress, blobs, one
 syncfs, one WAL commit) against SQLite's transaction of the same parsed turns. In-process contenders run in a
 fresh interpreter each (`--child`), warmed up by one tiny ingest and insert, timed from the call to its return.
@@ -76,7 +77,7 @@ TARGET_SIZE_RATIO = 0.6
 ZSTD_LEVELS = (1, 3, 9, 19)
 CALIBRATION_FILES = 200
 RECORD_ROW_INDEX_BYTES = 29  # records segment per row: hash u64, hash_row u32, key and value offsets u64, flags u8
-SQLITE_SCHEMA = "CREATE TABLE turn (conv_id TEXT, speaker TEXT, ts TEXT, source_id TEXT, text TEXT)"
+SQLITE_SCHEMA = "CREATE TABLE turn (conv_id TEXT, speaker TEXT, ts TEXT, source_id TEXT, text TEXT, extra TEXT)"
 
 
 # --- the generated corpus -------------------------------------------------------------------------------------
@@ -194,7 +195,9 @@ def parsed_rows(paths: list[str]) -> list[tuple]:
             with open(path, "rb") as handle:
                 text = decode(handle.read(), path)
             for conversation in parse_document(text, path)[1]:
-                rows += [(turn.conv_id, turn.speaker, turn.ts, turn.source_id, turn.text)
+                # The extra fields (LoCoMo's image captions, MemDaily's places) as JSON, as memctl keeps them too.
+                rows += [(turn.conv_id, turn.speaker, turn.ts, turn.source_id, turn.text,
+                          json.dumps(turn.extra, ensure_ascii=False) if turn.extra else None)
                          for turn in conversation.turns]
     return rows
 
@@ -214,7 +217,7 @@ def sqlite_store(rows: list[tuple], directory: str) -> None:
     connection = sqlite3.connect(os.path.join(directory, "turns.db"), isolation_level=None)
     connection.execute("PRAGMA synchronous=FULL")
     connection.execute("BEGIN")
-    connection.executemany("INSERT INTO turn VALUES (?, ?, ?, ?, ?)", rows)
+    connection.executemany("INSERT INTO turn VALUES (?, ?, ?, ?, ?, ?)", rows)
     connection.execute("COMMIT")
     connection.close()
 
@@ -263,7 +266,7 @@ def _warm_up(directory: str) -> None:
     with Store.open(os.path.join(directory, "store")) as store:
         ingest_paths(store, texts=["warm: up"])
     sqlite_create(directory)
-    sqlite_store([("warm", "up", None, "warm#1", "up")], directory)
+    sqlite_store([("warm", "up", None, "warm#1", "up", None)], directory)
 
 
 def in_child(name: str, paths: list[str], directory: str) -> tuple[float, float]:
