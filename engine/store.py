@@ -3,7 +3,8 @@
 Write path: a batch is one WAL record and one fsync, then it is applied to the memtable. When the memtable
 passes `flush_bytes`, it is written as a records segment (plus one segment per derived kind that has
 changes), a new WAL is started, and a new MANIFEST naming all of them is published; only then are the old
-WAL and any replaced segments deleted.
+WAL and any replaced segments deleted. The batch that takes the memtable past `flush_bytes` skips the WAL:
+it is applied and flushed at once, and the MANIFEST that flush publishes is its commit point.
 
 Read path: a reader takes no writer lock. Holding LOCK.gc shared, it resolves CURRENT → MANIFEST, maps the
 segments and reads the live WAL files up to their last complete record; after that it never touches the
@@ -304,7 +305,8 @@ class Store:
             raise StoreClosed("store is closed")
 
     def commit(self, runs: list, owned: bool = False) -> int:
-        """Append one batch (runs as Batch keeps them) durably, then apply it. Returns its sequence number.
+        """Append one batch (runs as Batch keeps them) durably, then apply it; the batch that fills the memtable
+        is made durable by the flush it calls for instead (_commit_by_flush). Returns its sequence number.
 
         owned=True: the caller hands `runs` over and never touches them again, and its values hold only what
         msgpack gives back (dict, list, str, bytes, numbers, bool, None, no tuples), so they are applied as they
@@ -313,9 +315,14 @@ class Store:
         sequence = self.sequence + 1
         _validate_runs(runs)
         try:
-            payload, packed_values = _pack_runs(sequence, sum(len(run[2]) for run in runs), runs)
+            pieces, packed_values = _pack_runs(sequence, sum(len(run[2]) for run in runs), runs)
         except (TypeError, ValueError, OverflowError) as error:
             raise InputError(f"a record value cannot be stored: {error}") from None
+        size = sum(map(len, pieces))
+        if self.memtable_bytes + size >= self.flush_bytes:
+            return self._commit_by_flush(sequence, runs if owned else _runs(unpack(b"".join(pieces))[1]), size,
+                                         packed_values)
+        payload = b"".join(pieces)
         try:
             self._wal_writer.append(payload)
         except BaseException as error:
@@ -329,8 +336,22 @@ class Store:
         fs.failpoint("commit.after_append.before_apply")
         # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
         self._apply(runs if owned else _runs(unpack(payload)[1]), len(payload), packed_values)
-        if self.memtable_bytes >= self.flush_bytes:
+        return sequence
+
+    def _commit_by_flush(self, sequence: int, runs: list, size: int, packed_values: list) -> int:
+        """Commit the batch that fills the memtable with the flush it calls for, without appending it to the WAL
+        first: the flush writes it to segments anyway, and its MANIFEST is published only once they are
+        durable, so a crash before leaves no trace of the batch and one after finds all of it (MANIFEST.spec
+        §7). The WAL would have written and synced its bytes once more, for nothing."""
+        self.sequence = sequence
+        self._apply(runs, size, packed_values)
+        fs.failpoint("commit.by_flush.before_flush")
+        try:
             self.flush()
+        except BaseException as error:
+            # The batch is in this handle's memtable and on no disk: only a reopen shows the durable store.
+            self._failure = error
+            raise
         return sequence
 
     def fail(self, error: BaseException) -> None:
@@ -665,10 +686,10 @@ def _runs(operations: list) -> list:
     return runs
 
 
-def _pack_runs(sequence: int, count: int, runs: list) -> tuple[bytes, list]:
-    """The bytes of `pack([sequence, operations])` (`count` operations, as Batch.operations gives them), built
-    run by run to keep the msgpack bytes of each put's value (None for other operations): a flush writes those
-    instead of packing every value again."""
+def _pack_runs(sequence: int, count: int, runs: list) -> tuple[list, list]:
+    """The pieces whose join is the bytes of `pack([sequence, operations])` (`count` operations, as
+    Batch.operations gives them), built run by run to keep the msgpack bytes of each put's value (None for other
+    operations): a flush writes those instead of packing every value again."""
     packer = msgpack.Packer(use_bin_type=True)  # codec.pack's options: the same bytes
     pack = packer.pack
     pieces = [packer.pack_array_header(2), pack(sequence), packer.pack_array_header(count)]
@@ -682,7 +703,7 @@ def _pack_runs(sequence: int, count: int, runs: list) -> tuple[bytes, list]:
             interleaved[offset::step] = column
         pieces += interleaved
         all_values += columns[1] if values is not None else [None] * len(keys)
-    return b"".join(pieces), all_values
+    return pieces, all_values
 
 
 @contextmanager

@@ -15,8 +15,8 @@ def test_payload_bytes_equal_packing_the_whole_batch():
     operations = [[OP_PUT, "t", f"k{index}", value] for index, value in enumerate(VALUES)]
     operations += [[OP_DELETE, "t", "k1"], [OP_COUNTER, "c", 7], (OP_PUT, "u" * 40, "key", (1, 2))]
     operations += [[OP_PUT, "t", f"many{index}", index] for index in range(70000)]  # an array32 header
-    payload, values = _pack_runs(12345, len(operations), _runs(operations))
-    assert payload == pack([12345, operations])
+    pieces, values = _pack_runs(12345, len(operations), _runs(operations))
+    assert b"".join(pieces) == pack([12345, operations])
     assert _runs(operations)[:3] == [[OP_PUT, "t", [f"k{index}" for index in range(len(VALUES))], VALUES],
                                      [OP_DELETE, "t", ["k1"], None], [OP_COUNTER, "c", [7], None]]
     assert values[:len(VALUES)] == [pack(value) for value in VALUES]

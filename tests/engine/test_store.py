@@ -390,6 +390,68 @@ def test_memtable_past_flush_bytes_is_flushed_by_the_commit(store_path):
     assert_reads(reopen(store), expected)
 
 
+def wal_records(store: Store) -> list:
+    """The batches of every live WAL file, as their sequence and operations."""
+    directory = os.path.join(store.path, WAL_DIR)
+    return [unpack(payload) for name in wal_files(store) for payload in wal.scan(os.path.join(directory, name)).payloads]
+
+
+@pytest.mark.parametrize("owned", [False, True])
+def test_the_batch_that_fills_the_memtable_is_committed_by_its_flush_not_the_wal(store_path, owned):
+    store = Store.open(store_path, flush_bytes=2_000)
+    put(store, ("small", 1))
+    with store.batch(owned) as batch:
+        for index in range(30):
+            batch.put(T, f"k{index:03d}", {"text": "v" * 100, "list": [index]})
+    assert wal_records(store) == [], "its bytes went to a segment once, not to the WAL first"
+    assert store.tables == {} and store.memtable_bytes == 0 and len(store.records) == 1
+    assert store.manifest.last_sequence == store.sequence == 2
+    expected = {"small": 1, **{f"k{index:03d}": {"text": "v" * 100, "list": [index]} for index in range(30)}}
+    assert_reads(store, expected)
+    put(store, ("after", 2))  # the next batch goes to the new WAL and carries on the sequence
+    assert [record[0] for record in wal_records(store)] == [3]
+    assert_reads(reopen(store), {**expected, "after": 2})
+
+
+BY_FLUSH_POINTS = ["commit.by_flush.before_flush", "flush.start", "segment.before_rename", "flush.after_segments",
+                   "flush.after_new_wal", "manifest.before_current", "manifest.after_rename.before_dirsync"]
+
+
+@pytest.mark.parametrize("failpoint", BY_FLUSH_POINTS)
+def test_a_crash_in_a_commit_by_flush_keeps_all_or_none_of_the_batch(store_path, failpoint):
+    """Before CURRENT is replaced the batch never happened, earlier batches stay (in the old WAL); after, all of
+    it is there."""
+    store = Store.open(store_path, flush_bytes=2_000)
+    put(store, ("earlier", 1))
+    crash_at(failpoint)
+    with pytest.raises(SimulatedCrash):
+        put(store, *((f"k{index:03d}", "v" * 100) for index in range(30)))
+    fs.disarm_all()
+    store = reopen(store)
+    committed = failpoint == "manifest.after_rename.before_dirsync"
+    expected = {"earlier": 1, **({f"k{index:03d}": "v" * 100 for index in range(30)} if committed else {})}
+    assert_reads(store, expected, absent=("k000", "k029") if not committed else ("absent",))
+    report = check_store(store.path)
+    assert report.clean, report.problems
+    store.close()
+
+
+def test_a_failed_commit_by_flush_refuses_further_writes_and_reopens_without_the_batch(store_path, monkeypatch):
+    store = Store.open(store_path, flush_bytes=2_000)
+    put(store, ("earlier", 1))
+
+    def full_disk(self, *arguments):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fs.FileOps, "fsync", full_disk)
+    with pytest.raises(OSError):
+        put(store, *((f"k{index:03d}", "v" * 100) for index in range(30)))
+    monkeypatch.undo()
+    with pytest.raises(StoreClosed):
+        put(store, ("later", 1))
+    assert_reads(reopen(store), {"earlier": 1}, absent=("k000", "later"))
+
+
 def test_compaction_leaves_no_byte_of_a_deleted_record(store):
     secret_key, secret_value = "key-9f1c2e", "value-7d3b0a"
     put(store, ("keep", "kept-value"), (secret_key, secret_value))

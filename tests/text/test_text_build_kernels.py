@@ -124,3 +124,27 @@ def test_shared_prefixes_are_counted_alike(texts, data):
     assert numpy_shared == numba_shared
     assert numpy_shared == [len(os.path.commonprefix([texts[a].encode(), texts[b].encode()]))
                             for a, b in zip(left.tolist(), right.tolist())]
+
+
+def reference_entries(terms, places, positions) -> tuple:
+    """Entries by the definition: tokens ordered by (term, place, position), one entry per (term, place)."""
+    order = np.lexsort((positions, places, terms))
+    terms, places, positions = terms[order], places[order], positions[order]
+    firsts = [index for index in range(len(terms))
+              if index == 0 or (terms[index], places[index]) != (terms[index - 1], places[index - 1])]
+    return terms[firsts].tolist(), places[firsts].tolist(), np.diff(firsts + [len(terms)]).tolist(), positions.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 30), st.integers(0, 9)), min_size=1, max_size=200),
+       st.booleans())
+def test_tokens_sort_into_entries_by_term_place_and_position(tokens, wide):
+    """The numpy build's token sort: by packed keys, or (keys wider than 64 bits) by sort passes, the same
+    entries as the definition, repeated tokens included."""
+    terms, places, positions = (np.array(column, dtype=np.int32) for column in zip(*tokens))
+    term_count = int(terms.max()) + 1
+    if wide:  # places and positions far apart enough that (term, place, position) take more than 63 bits
+        places, positions = places.astype(np.int64) * (1 << 30), positions * (1 << 27)
+    term_count += (1 << 12) if wide else 0
+    entries = build._sorted_entries(terms, places, positions, term_count)
+    assert [np.asarray(column).tolist() for column in entries] == list(reference_entries(terms, places, positions))
