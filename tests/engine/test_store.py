@@ -393,7 +393,8 @@ def test_memtable_past_flush_bytes_is_flushed_by_the_commit(store_path):
 def wal_records(store: Store) -> list:
     """The batches of every live WAL file, as their sequence and operations."""
     directory = os.path.join(store.path, WAL_DIR)
-    return [unpack(payload) for name in wal_files(store) for payload in wal.scan(os.path.join(directory, name)).payloads]
+    return [unpack(payload) for name in wal_files(store)
+            for payload in wal.scan(os.path.join(directory, name)).payloads]
 
 
 @pytest.mark.parametrize("owned", [False, True])
