@@ -3,8 +3,9 @@
     python -m engine.testing.crashchild STORE --seed S --start N --count K [--flush-bytes B]
 
 Prints `OPEN` once the store is open, `BEGIN n` before batch n is committed and `ACK n` only after the
-commit returned (its WAL fsync is done), `FLUSH`/`COMPACT`/`REOPEN` before those steps, and `DONE` at the
-end. A parent reads the lines and kills the process (or a failpoint from MEMCTL_FAILPOINT kills it).
+commit returned (its WAL fsync is done, or the flush that committed it), `FLUSH`/`COMPACT`/`REOPEN` before
+those steps, and `DONE` at the end. A parent reads the lines and kills the process (or a failpoint from
+MEMCTL_FAILPOINT kills it).
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def import_command(
     context: typer.Context,
     file: str = typer.Argument(..., metavar="FILE.jsonl", help="One node or edge object per line; - for stdin."),
     batch_lines: int = typer.Option(20_000, "--batch-lines", min=1, metavar="N",
-                                    help="Lines per atomic batch (one WAL record, one fsync)."),
+                                    help="Lines per atomic batch (one commit)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
     """Import nodes and edges from JSONL, streaming. Nodes must come before the edges that use them.
