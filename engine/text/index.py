@@ -164,30 +164,38 @@ class _Analysis:
                 _check_key(key, index)
                 key = _plain(key)
             fields = document.get("fields")
-            if type(fields) is str:
-                fields = {DEFAULT_FIELD: fields}
-            elif not isinstance(fields, dict):
-                _bad_fields(index)
-            if len(fields) == 1 and DEFAULT_FIELD in fields:  # the record keeps its one field's tokens and text itself
+            if type(fields) is not str:
+                if not isinstance(fields, dict):
+                    _bad_fields(index)
+                if len(fields) == 1 and type(fields.get(DEFAULT_FIELD)) is str:
+                    fields = fields[DEFAULT_FIELD]
+            if type(fields) is str:  # the default field alone: the record keeps its tokens and text itself
                 record = {"tokens": None, "positions": None}
-                places = (record, "tokens", record, "positions", record if store_text else None, "fields")
+                run_documents.append(index)
+                run_names.append(DEFAULT_FIELD)
+                run_texts.append(fields)
+                run_places.append((record, "tokens", record, "positions", record if store_text else None, "fields"))
             else:
-                record = {"tokens": {}, "positions": {}}
-                places = None
-                texts = {} if store_text else None
-                if store_text:
-                    record["fields"] = texts
+                record = self._add_fields(index, fields)
             if len(document) > 2:  # more than key and fields
                 self.attributes = _add_attributes(record, document, index) or self.attributes
-            for name, text in fields.items():
-                if type(name) is not str or type(text) is not str or not name:
-                    name, text = _checked_field(name, text, index)
-                run_documents.append(index)
-                run_names.append(name)
-                run_texts.append(text)
-                run_places.append(places or (record["tokens"], name, record["positions"], name, texts, name))
             keys.append(key)
             records.append(record)
+
+    def _add_fields(self, index: int, fields: dict) -> dict:
+        """The record of a document of several fields (or another than the default), its runs laid out."""
+        texts = {} if self.store_text else None
+        record = {"tokens": {}, "positions": {}}
+        if texts is not None:
+            record["fields"] = texts
+        for name, text in fields.items():
+            if type(name) is not str or type(text) is not str or not name:
+                name, text = _checked_field(name, text, index)
+            self.run_documents.append(index)
+            self.run_names.append(name)
+            self.run_texts.append(text)
+            self.run_places.append((record["tokens"], name, record["positions"], name, texts, name))
+        return record
 
     def finish(self):
         """Analyse every run into its record's maps; the piece of the analysed documents."""

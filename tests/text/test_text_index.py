@@ -346,10 +346,12 @@ def test_a_document_of_the_text_field_alone_keeps_its_tokens_without_maps(tmp_pa
     with Store.open(path) as store:
         index = TextIndex(store, TOKENIZER, store_text=store_text)
         index.add_many([{"key": "plain", "fields": "蓝牙耳机 alpha"}, {"key": "named", "fields": {"title": "alpha"}},
-                        {"key": "both", "fields": {"text": "alpha", "title": "beta"}, "type": "note"}])
+                        {"key": "both", "fields": {"text": "alpha", "title": "beta"}, "type": "note"},
+                        {"key": "mapped", "fields": {"text": "蓝牙耳机 alpha"}}])
         expected = results(index, "alpha 蓝牙")
     with Store.open(path, writable=False) as reopened:  # the records as the WAL gives them back
         plain, named, both = (reopened.get(TEXT_DOCUMENT_TABLE, key) for key in ("plain", "named", "both"))
+        assert reopened.get(TEXT_DOCUMENT_TABLE, "mapped") == {**plain, "docno": 3}  # the same record either way
         terms, positions = TOKENIZER.index_tokens("蓝牙耳机 alpha")
         assert plain == {"tokens": " ".join(terms), "positions": stored.encode(terms, positions)[1], "docno": 0,
                          **({"fields": "蓝牙耳机 alpha"} if store_text else {})}
