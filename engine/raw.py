@@ -178,12 +178,14 @@ def encode_ts_column(values: list) -> list:
     column of mostly distinct times (as its first NUMPY_TS_MIN_VALUES are) is converted by numpy value by
     value: finding its distinct values first would hash every string anew, half as much again. Otherwise each
     distinct time is converted once (the turns of a session share theirs), by numpy when there are many."""
-    if len(values) >= NUMPY_TS_MIN_VALUES and 2 * len(set(values[:NUMPY_TS_MIN_VALUES])) > NUMPY_TS_MIN_VALUES:
+    mostly_distinct = len(values) >= NUMPY_TS_MIN_VALUES and \
+        2 * len(set(values[:NUMPY_TS_MIN_VALUES])) > NUMPY_TS_MIN_VALUES
+    if mostly_distinct:
         seconds = _naive_seconds_numpy(values)
         if seconds is not None:
             return seconds
     distinct = list(dict.fromkeys(values))
-    if len(distinct) >= NUMPY_TS_MIN_VALUES:
+    if not mostly_distinct and len(distinct) >= NUMPY_TS_MIN_VALUES:  # numpy refused the column: no second try
         seconds = _naive_seconds_numpy(distinct)
         if seconds is not None:
             return list(map(dict(zip(distinct, seconds)).__getitem__, values))

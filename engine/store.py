@@ -335,7 +335,7 @@ class Store:
         self.sequence = sequence
         fs.failpoint("commit.after_append.before_apply")
         # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
-        self._apply(runs if owned else _runs(unpack(payload)[1]), len(payload), packed_values)
+        self._apply(runs if owned else _runs(unpack(payload)[1]), size, packed_values)
         return sequence
 
     def _commit_by_flush(self, sequence: int, runs: list, size: int, packed_values: list) -> int:

@@ -194,7 +194,6 @@ class Pretokenized:
 
     def __init__(self, tokenizer, tokens: dict):
         self.tokenizer = tokenizer
-        self.tokens = tokens
         self.index_tokens = tokens.__getitem__  # the lookup alone, no Python frame: the peers get their terms free
 
     def signature(self) -> dict:
