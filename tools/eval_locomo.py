@@ -234,7 +234,7 @@ def _seconds(text):
     if not text:
         return None
     from memctl.ingest.dates import parse_any
-    from memctl.r2g.nodeindex import epoch_seconds
+    from memctl.node_documents import epoch_seconds
 
     try:
         return epoch_seconds(parse_any(text))

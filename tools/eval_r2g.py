@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from memctl.r2g.evaluation import ELEMENTS, evaluate, format_report, load_gold  # noqa: E402
 from memctl.r2g.extract import analyze_turn  # noqa: E402
-from memctl.r2g.timenorm import parse_timestamp  # noqa: E402
+from memctl.language.timenorm import parse_timestamp  # noqa: E402
 
 
 def _turns(path: str) -> list[tuple]:

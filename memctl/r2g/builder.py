@@ -40,8 +40,8 @@ from engine.store import paused_gc
 from memctl.r2g.draft import GraphDraft, RecentNodes
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
 from memctl.r2g.events import EVENT_TABLE, EventIndex
-from memctl.r2g.lexicon import use_directory
-from memctl.r2g.nodeindex import INDEXED_TYPES, node_document
+from memctl.language.lexicon import use_directory
+from memctl.node_documents import INDEXED_TYPES, node_document
 from memctl.r2g.rawturns import ChunkStart, conversations, walk, with_neighbors
 from memctl.r2g.recent import Recent
 from memctl.r2g.settings import R2GSettings

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memctl.language.lexicon import english_words, gazetteer, lexicon_cache
+from memctl.language.timenorm import time_interval
 from memctl.model import (
     NodeType,
     concept_id,
@@ -41,11 +43,10 @@ from memctl.model import (
     node_id,
     normalize_text,
 )
+from memctl.node_documents import context_text, episode_fields, epoch_seconds, node_document
 from memctl.r2g.extract import episode_summary, find_group_concepts, importance
-from memctl.r2g.lexicon import english_words, gazetteer, lexicon_cache
-from memctl.r2g.linking import signature, time_interval
+from memctl.r2g.linking import signature
 from memctl.r2g.merge import evidence_key
-from memctl.r2g.nodeindex import context_text, episode_fields, epoch_seconds, node_document
 from memctl.r2g.rawturns import session_of
 from memctl.r2g.settings import R2GSettings
 

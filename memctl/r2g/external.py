@@ -59,9 +59,9 @@ from memctl.model import (
 )
 from memctl.r2g.emit import EXTERNAL_CREATOR as CREATOR
 from memctl.r2g.emit import RAW_CHUNK, VERSION, props
-from memctl.r2g.lexicon import use_directory
+from memctl.language.lexicon import use_directory
 from memctl.r2g.merge import MERGED_TYPES, evidence_key
-from memctl.r2g.nodeindex import INDEXED_TYPES, date_text, node_document
+from memctl.node_documents import INDEXED_TYPES, date_text, node_document
 from memctl.r2g.settings import R2GSettings
 
 IMPORT_TABLE = "r2g.import"
@@ -714,7 +714,7 @@ def _predicate(topic: str) -> str:
 
 
 def _normalise_time(value: str, ts, zh: bool) -> dict:
-    from memctl.r2g.timenorm import find_times
+    from memctl.language.timenorm import find_times
 
     try:
         moment = datetime.fromisoformat(value)

@@ -16,14 +16,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memctl.language.lexicon import chinese_words, english_words, gazetteer, lexicon_cache, load_yaml, sentiment_lexicon
+from memctl.language.timenorm import TimeExpr, find_times
 from memctl.model import normalize_text
 from memctl.r2g.lang import detect_language
-from memctl.r2g.lexicon import chinese_words, english_words, gazetteer, lexicon_cache, load_yaml, sentiment_lexicon
 from memctl.r2g.preferences import PreferenceHit, find_preferences, is_instruction
 from memctl.r2g.recent import Recent
 from memctl.r2g.sentences import Sentence, split_sentences
 from memctl.r2g.structures import Analysis, Mention, RawFact
-from memctl.r2g.timenorm import TimeExpr, find_times
 
 MAX_KEYWORDS = 16
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from itertools import combinations
 
-from memctl.r2g.timenorm import as_date
+from memctl.language.timenorm import as_date, time_interval
 
 SAME_EVENT_DAYS = 1  # R2G-5: "时间窗口相近（如 ±1d）"
 
@@ -43,24 +43,6 @@ def signature(fact, extraction, turn_time=None) -> EventSignature:
     elif turn_time is not None:
         first_day = last_day = as_date(turn_time)
     return EventSignature(fact.predicate, fact.negation, fillers("AGENT"), fillers("PATIENT"), first_day, last_day)
-
-
-def time_interval(value: str, granularity: str) -> tuple[date, date]:
-    """The first and last day an ISO value of timenorm covers: 2023-05-07 (day), 2023-W19, 2023-05, 2023."""
-    if granularity in ("day", "minute"):
-        day = date.fromisoformat(value[:10])
-        return day, day
-    if granularity == "week":
-        year, week = value.split("-W")
-        monday = date.fromisocalendar(int(year), int(week), 1)
-        return monday, monday + timedelta(days=6)
-    if granularity == "month":
-        year, month = (int(part) for part in value.split("-"))
-        following = date(year + month // 12, month % 12 + 1, 1)
-        return date(year, month, 1), following - timedelta(days=1)
-    if granularity == "year":
-        return date(int(value), 1, 1), date(int(value), 12, 31)
-    raise ValueError(f"no interval for granularity {granularity!r}")
 
 
 def same_event(first: EventSignature, second: EventSignature, tolerance_days: int = SAME_EVENT_DAYS) -> bool:

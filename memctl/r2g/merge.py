@@ -11,7 +11,7 @@ several incremental runs or with `--rebuild` gives the same node:
 
 from __future__ import annotations
 
-from memctl.r2g.nodeindex import epoch_seconds
+from memctl.node_documents import epoch_seconds
 
 MAX_RAW_REFS = 8  # a hub's other mentions stay reachable through its MENTIONS/ABOUT edges
 MAX_LIST = 32

@@ -9,7 +9,7 @@ and a noun otherwise. Per clause (split at punctuation and at conjunctions that 
   object → RECIPIENT ("sent me a postcard");
 - in/at/on/near/from + place → LOCATION, to + place after a verb of motion → LOCATION, to + person → RECIPIENT,
   for + person → BENEFICIARY, for + thing → PATIENT (or CAUSE once the verb has its object or place);
-- time expressions (memctl.r2g.timenorm) → TIME; not/n't/never → negation; modals and catenatives (want to,
+- time expressions (memctl.language.timenorm) → TIME; not/n't/never → negation; modals and catenatives (want to,
   going to, might) → modality; like/love/enjoy + activity → like, with the activity's object as PATIENT.
 """
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memctl.language.lexicon import aliases, english_words, gazetteer, lexicon_cache
+from memctl.language.timenorm import TimeExpr
 from memctl.model import normalize_text
-from memctl.r2g.lexicon import aliases, english_words, gazetteer, lexicon_cache
 from memctl.r2g.predicates import english_lemmatizer, fallback_predicate, lexicon, noun_singular
 from memctl.r2g.structures import Analysis, Mention, RawFact
-from memctl.r2g.timenorm import TimeExpr
 
 _TOKEN = re.compile(
     r"(?:[A-Za-z]\.){2,}"  # U.S., e.g.
@@ -223,7 +223,7 @@ def _unknown_word(token: Token) -> bool:
 @lexicon_cache
 def _concept_words() -> frozenset:
     """Topic words of memctl/data/concepts.yaml: common nouns ("Art is …"), never names."""
-    from memctl.r2g.lexicon import load_yaml
+    from memctl.language.lexicon import load_yaml
 
     return frozenset(str(word).lower() for spec in load_yaml("concepts.yaml").values() for word in spec.get("words", []))
 

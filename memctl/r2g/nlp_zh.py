@@ -10,7 +10,7 @@ Rules (seed R2G-6), applied per clause (split at ，；):
 - 在/于 + place (+ 里/上/中…) → LOCATION; after a verb too (丢在出租车上, 出生在上海);
 - verb + direct object → predicate + PATIENT, or the lexicon's role for it (搬到深圳 → LOCATION);
 - 给 + person → RECIPIENT, 把/对 + noun → PATIENT, 用 + noun → INSTRUMENT, 被 makes the subject the PATIENT;
-- time words → TIME (from memctl.r2g.timenorm, which resolves them);
+- time words → TIME (from memctl.language.timenorm, which resolves them);
 - 不/没/别/从不 before the verb → negation; 可能/应该/能/想/要/打算… → modality; 开始/继续 are transparent;
   喜欢/讨厌/学 + verb phrase take that phrase's object as their PATIENT.
 """
@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memctl.r2g.lexicon import aliases, chinese_words, gazetteer, lexicon_cache
+from memctl.language.lexicon import aliases, chinese_words, gazetteer, lexicon_cache
+from memctl.language.timenorm import TimeExpr
 from memctl.r2g.predicates import chinese_surface_words, fallback_predicate, lexicon
 from memctl.r2g.structures import Analysis, Mention, RawFact
-from memctl.r2g.timenorm import TimeExpr
 
 # Common surnames (百家姓, the most frequent ~130) for names jieba's HMM proposes.
 _SURNAMES = set(

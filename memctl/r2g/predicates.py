@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from memctl.r2g.lexicon import english_words, lexicon_cache, load_yaml
+from memctl.language.lexicon import english_words, lexicon_cache, load_yaml
 
 DEFAULT_ROLE = "PATIENT"
 _BETWEEN_VERB_AND_OBJECT = re.compile(r"[了过着]?(?:很多|好多|许多|一些|几[个张本部场次]?|[一二两三四五六七八九十0-9]+[个张本部场次杯瓶件只条台家顿首篇])?")

@@ -436,7 +436,7 @@ class _Run:
             if candidate.raw_hit is not None:
                 seconds = _turn_seconds(candidate.raw_hit.turn)
             elif candidate.type != RAW_PASSAGE:
-                from memctl.r2g.nodeindex import epoch_seconds
+                from memctl.node_documents import epoch_seconds
 
                 recency = self.recaller.nodes.props(candidate.key).get("recency")
                 seconds = epoch_seconds(recency) if isinstance(recency, str) else None
@@ -514,7 +514,7 @@ def _title(nodes, candidate) -> str | None:
 
 
 def _turn_seconds(turn: dict) -> float | None:
-    from memctl.r2g.nodeindex import epoch_seconds
+    from memctl.node_documents import epoch_seconds
 
     return epoch_seconds(turn.get("ts"))
 
@@ -527,6 +527,6 @@ def _turn_inside(turn: dict, since, until) -> bool:
 
 
 def _aliases():
-    from memctl.r2g.lexicon import aliases
+    from memctl.language.lexicon import aliases
 
     return aliases()

@@ -12,8 +12,8 @@ Pattern tokens (W5 triggers): hex (0x8007045D, long hex runs), uuid, url, path, 
 snake_case, dotted.names(), Key=Value) and error_code (E1234, ERR_FOO, five or more digits).
 
 Time constraints: relative and absolute expressions ("上周", "last May", "2023-05-07") resolved against the
-reference time (now, or --now) by memctl.r2g.timenorm, which is imported only when a cheap test says the query
-may hold a time word.
+reference time (now, or --now) by memctl.language.timenorm, which is imported only when a cheap test says the
+query may hold a time word.
 """
 
 from __future__ import annotations
@@ -114,8 +114,7 @@ def time_constraints(text: str, reference: float, language: str) -> list:
     constraints = _relative_months(text, reference)
     from datetime import datetime, timedelta, timezone
 
-    from memctl.r2g.linking import time_interval
-    from memctl.r2g.timenorm import find_times
+    from memctl.language.timenorm import find_times, time_interval
 
     moment = datetime.fromtimestamp(reference, timezone.utc).replace(tzinfo=None)
     taken = {constraint.expression.casefold() for constraint in constraints}

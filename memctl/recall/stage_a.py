@@ -117,7 +117,7 @@ def graph_seeds(store, graph, query, settings, types, since=None, until=None) ->
     """Seeds by a boolean filter over node keywords/tags/entities (no index)."""
     from engine.format import GRAPH_NODE_TABLE
     from engine.text.tokenizer import Tokenizer, normalize
-    from memctl.r2g.nodeindex import epoch_seconds
+    from memctl.node_documents import epoch_seconds
 
     tokenizer = Tokenizer(cjk="bigram")
     folded = normalize(query.text)

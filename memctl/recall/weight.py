@@ -34,7 +34,7 @@ def node_weight(props: dict, node_type: str | None, reference: float, settings) 
 
 
 def recency_of(props: dict, node_type: str | None, reference: float, settings) -> float:
-    from memctl.r2g.nodeindex import epoch_seconds
+    from memctl.node_documents import epoch_seconds
 
     moment = props.get("recency")
     seconds = epoch_seconds(moment) if isinstance(moment, str) else _number(moment, None)

@@ -80,7 +80,7 @@ def test_entities_are_deduplicated_within_a_sentence():
 
 def test_types_stay_within_the_model():
     from memctl.model import ENTITY_TYPES, ROLE_NAMES
-    from memctl.r2g.timenorm import GRANULARITIES
+    from memctl.language.timenorm import GRANULARITIES
 
     for sentence in ["上周五我和妈妈去上海看了周杰伦的演唱会。", "Mike sent me a postcard from Rome last week.",
                      "我的Win11蓝牙打不开了", "We met at a coffee shop in Brooklyn recently."]:

@@ -6,7 +6,7 @@ import pytest
 
 from memctl.r2g.events import MAX_ENTRIES, EventIndex
 from memctl.r2g.extract import extract
-from memctl.r2g.linking import EventSignature, keyword_similarity, same_event, signature, similar_pairs, time_interval
+from memctl.r2g.linking import EventSignature, keyword_similarity, same_event, signature, similar_pairs
 
 
 def _signature(sentence, turn_time):
@@ -31,16 +31,6 @@ def test_chinese_events_with_relative_times():
     first = _signature("小明昨天在公园里踢足球。", "2023-05-10")
     second = _signature("小明在公园踢足球。", "2023-05-09")
     assert same_event(first, second)
-
-
-def test_time_intervals():
-    assert time_interval("2023-05-07", "day") == (date(2023, 5, 7), date(2023, 5, 7))
-    assert time_interval("2023-W19", "week") == (date(2023, 5, 8), date(2023, 5, 14))
-    assert time_interval("2024-02", "month") == (date(2024, 2, 1), date(2024, 2, 29))
-    assert time_interval("2023-12", "month") == (date(2023, 12, 1), date(2023, 12, 31))
-    assert time_interval("2022", "year") == (date(2022, 1, 1), date(2022, 12, 31))
-    with pytest.raises(ValueError):
-        time_interval("x", "unspecified")
 
 
 def test_similar_pairs_are_thresholded_and_capped():

@@ -8,9 +8,9 @@ import pytest
 
 from engine.errors import InputError
 from memctl.config import DEFAULTS
+from memctl.language import lexicon
 from memctl.model import edge_weight
 from memctl.paths import CONFIG_FILE, tenant_dir
-from memctl.r2g import lexicon
 from memctl.r2g.settings import R2GSettings
 from r2g_testkit import TENANT, convert, dump, ingest, nodes_of_type, write_jsonl
 

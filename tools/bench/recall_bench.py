@@ -184,7 +184,7 @@ def _node_line(index: int, node_type: str, title: str, text: str, graph_data, re
 def _date_words(graph_data, index: int) -> str:
     from datetime import datetime, timezone
 
-    from memctl.r2g.nodeindex import date_text
+    from memctl.node_documents import date_text
 
     moment = datetime.fromtimestamp(float(graph_data.created_at[index]), timezone.utc).replace(tzinfo=None)
     return date_text(moment.isoformat(timespec="seconds"), "en")

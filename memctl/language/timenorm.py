@@ -17,6 +17,10 @@ Conventions (the gold set follows them):
 - Without a reference time, relative expressions have granularity "unspecified"; absolute dates still resolve.
 - Vague expressions (最近, recently, the other day, 以前, a few years ago, last summer) are kept with granularity
   "unspecified" and value None.
+
+`time_interval` turns a value into the days it covers. R2G resolves the times a turn states against the turn's
+own time; recall resolves the times a query names against now (or --now) and matches them to memories by
+those days, so both read time the same way from this one module.
 """
 
 from __future__ import annotations
@@ -583,6 +587,28 @@ def find_times(sentence: str, ref=None, lang: str = "en") -> list[TimeExpr]:
             found.append(TimeExpr(match.group(), start, end, value, granularity))
     found.sort(key=lambda expr: expr.start)
     return found
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the days a value covers
+
+
+def time_interval(value: str, granularity: str) -> tuple[date, date]:
+    """The first and last day an ISO value of timenorm covers: 2023-05-07 (day), 2023-W19, 2023-05, 2023."""
+    if granularity in ("day", "minute"):
+        day = date.fromisoformat(value[:10])
+        return day, day
+    if granularity == "week":
+        year, week = value.split("-W")
+        monday = date.fromisocalendar(int(year), int(week), 1)
+        return monday, monday + timedelta(days=6)
+    if granularity == "month":
+        year, month = (int(part) for part in value.split("-"))
+        following = date(year + month // 12, month % 12 + 1, 1)
+        return date(year, month, 1), following - timedelta(days=1)
+    if granularity == "year":
+        return date(int(value), 1, 1), date(int(value), 12, 31)
+    raise ValueError(f"no interval for granularity {granularity!r}")
 
 
 # ---------------------------------------------------------------------------------------------------------

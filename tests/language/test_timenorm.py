@@ -1,10 +1,11 @@
-"""Time normalisation relative to the turn's own timestamp (2023-05-10 is a Wednesday, ISO week 2023-W19)."""
+"""Time normalisation relative to the turn's own timestamp (2023-05-10 is a Wednesday, ISO week 2023-W19), and the
+days a resolved value covers."""
 
 from datetime import date, datetime
 
 import pytest
 
-from memctl.r2g.timenorm import find_times, parse_timestamp
+from memctl.language.timenorm import find_times, parse_timestamp, time_interval
 
 REF = "2023-05-10T14:00:00"
 
@@ -130,3 +131,13 @@ def test_dataset_timestamps():
 def test_invalid_calendar_dates_are_unspecified():
     [found] = find_times("2023年2月30日", REF, "zh")
     assert found.granularity == "unspecified"
+
+
+def test_time_intervals():
+    assert time_interval("2023-05-07", "day") == (date(2023, 5, 7), date(2023, 5, 7))
+    assert time_interval("2023-W19", "week") == (date(2023, 5, 8), date(2023, 5, 14))
+    assert time_interval("2024-02", "month") == (date(2024, 2, 1), date(2024, 2, 29))
+    assert time_interval("2023-12", "month") == (date(2023, 12, 1), date(2023, 12, 31))
+    assert time_interval("2022", "year") == (date(2022, 1, 1), date(2022, 12, 31))
+    with pytest.raises(ValueError):
+        time_interval("x", "unspecified")

@@ -1,6 +1,9 @@
 """The lexicons shipped in memctl/data, loaded once per process and turned into lookup tables.
 
-Loading costs tens of milliseconds, so it happens on first use (never at import) and is cached.
+Loading costs tens of milliseconds, so it happens on first use (never at import) and is cached. R2G reads every
+table; recall reads the aliases, to find the stored Entity a query names by another form ("Win11" → "Windows
+11", as R2G stored it). The files stay in memctl/data, the directory the `r2g.lexicon_directory` setting
+stands in for.
 """
 
 from __future__ import annotations
