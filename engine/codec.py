@@ -96,6 +96,7 @@ def decode_varint(data, offset: int, path: str = "<buffer>") -> tuple[int, int]:
 
 
 def pack(value) -> bytes:
+    """msgpack of the profile in MANIFEST.spec's Conventions (what it writes, and what `unpack` accepts)."""
     return msgpack.packb(value, use_bin_type=True)
 
 

@@ -117,7 +117,7 @@ TEXT_DEAD_TABLE = "text.dead"  # records: docno (16 hex digits) -> 1, a document
 TEXT_DOCNO_COUNTER = "text.docno"
 TEXT_META_TABLE = "text.meta"  # records: "tokenizer" -> the analysis signature of the indexed documents
 
-# --- graph (engine/graph/: kind.py, segment.py; appended by the graph helper, issue 5) ------------------
+# --- graph (engine/graph/: kind.py, part.py, csr.py; MANIFEST.spec section 4b) ---------------------------
 GRAPH_SEGMENT_KIND = "graph.csr"  # one per flush (sparse rows) or compaction (dense rows)
 GRAPH_SEGMENT_VERSION = 1  # meta["version"] of a graph.csr segment
 GRAPH_NODE_TABLE = "graph.node"  # external node key -> {id, type, props, created_at, updated_at, deleted}

@@ -5,7 +5,8 @@ key hashes with their rows gives point reads in one numpy binary search, without
 
 Columns: hashes u64[n] (sorted) · hash_rows u32[n] · key_offsets u64[n+1] · keys u8 (table NUL key, UTF-8)
 · value_offsets u64[n+1] · values u8 (msgpack) · flags u8[n] (bit 0: tombstone). Meta: {"tables":
-{name: [first_row, end_row]}, "count": n}.
+{name: [first_row, end_row]}, "count": n}. A key's hash is BLAKE2b with an 8-byte output (digest_size=8, not a
+prefix of BLAKE2b-512) read as a little-endian u64: MANIFEST.spec, Conventions and section 4.
 """
 
 from __future__ import annotations

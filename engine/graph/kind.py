@@ -1,10 +1,10 @@
 """The `graph` derived segment kind: CSR segments built from the records of the `graph.*` tables.
 
-Records (the source of truth, written by engine.graph.api.GraphStore):
+Records (the source of truth, written by engine.graph.api.GraphStore; every field: MANIFEST.spec section 4b):
     graph.node  external key → {"id", "type", "created_at", "updated_at", "props"?, "deleted"?}
     graph.edge  edge key → {"id", "src", "dst", "type", "weight", "confidence", "ts", "created_at",
-                            "updated_at", "since"?, "until"?, "props"?, "deleted"?}
-                (src/dst are internal node ids; fields marked ? are absent when null, empty or false)
+                            "updated_at", "since"?, "until"?, "props"?, "custom"?, "deleted"?}
+                (src/dst are internal node ids; fields marked ? are optional)
     graph.type  "node:<Name>" / "edge:<Name>" → type id
     graph.dead  "n:<16 hex>" / "e:<16 hex>" → 1: an internal id deleted for good (ids are never reused, so
                 a deletion never needs the deleted record's old value, even after it is purged)

@@ -1,6 +1,7 @@
 """A graph part's columns: how one flush, the compacted base, or the unflushed delta is laid out.
 
-Columns of a `graph.csr` segment (the delta holds the same arrays in memory):
+Columns of a `graph.csr` segment (the delta holds the same arrays in memory; dtypes, rules and a worked
+example: MANIFEST.spec section 4b):
 
     edge.id           int32/64[E] global edge ids of this part's live edges, strictly increasing
     edge.time         float64[E] edge timestamps (seconds since the epoch)

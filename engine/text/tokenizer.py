@@ -107,7 +107,8 @@ class Tokenizer:
         return self._cjk_choice
 
     def signature(self) -> dict:
-        """What a segment records so that a reader can tell which analysis built it."""
+        """What a segment records so that a reader can tell which analysis built it ("stopwords": the
+        stop-word hash of MANIFEST.spec's Conventions)."""
         import hashlib
 
         digest = hashlib.sha256("\n".join(sorted(self.stopwords)).encode("utf-8")).hexdigest()[:16]

@@ -1,0 +1,104 @@
+"""A store written by memctl's own commands (ingest, r2g, index) read as MANIFEST.spec says: every msgpack
+object in it is of the Conventions' profile, every records segment's `hashes` column is BLAKE2b-64 of its
+keys, and every stored analysis signature carries the stop-word hash of the packaged lists."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zstandard
+from typer.testing import CliRunner
+
+from memctl.cli.app import app
+from msgpack_profile import decode
+from spec_reader import (
+    RecordsSegment,
+    Segment,
+    blake2b_64,
+    manifest,
+    packaged_stopwords,
+    segment_paths,
+    stopword_hash,
+    wal_batches,
+)
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+@pytest.fixture(scope="module")
+def samples_store(tmp_path_factory) -> str:
+    home = tmp_path_factory.mktemp("home")
+    runner = CliRunner()
+    for arguments in (["ingest", "--raw", str(SAMPLES)], ["r2g"], ["index", "--add", str(SAMPLES / "journal.txt")]):
+        result = runner.invoke(app, arguments, env={"MEMCTL_HOME": str(home)}, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    return str(home / "tenants" / "default")
+
+
+def _maps(value):
+    """Every map inside a decoded value, the value itself included."""
+    if isinstance(value, dict):
+        yield value
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            yield from _maps(item)
+
+
+def _every_msgpack_value(store_path: str):
+    """(what, decoded value) of every msgpack object of the store, each decoded by the profile decoder (which
+    raises on anything outside the profile); `what` is a table name for record values."""
+    yield "MANIFEST", manifest(store_path)
+    for path in segment_paths(store_path, "records"):
+        for table, _key, packed in RecordsSegment(path).rows:
+            if packed is not None:
+                value = decode(packed)
+                yield table, value
+                if table == "raw.turns":
+                    yield "raw.turns columns", decode(zstandard.ZstdDecompressor().decompress(value["turns"]))
+    for name in os.listdir(os.path.join(store_path, "seg")):
+        yield "segment meta", Segment(os.path.join(store_path, "seg", name)).meta  # its directory: decoded too
+    for payload in _wal_payloads(store_path):
+        yield "WAL batch", decode(payload)
+
+
+def _wal_payloads(store_path: str) -> list[bytes]:
+    directory = os.path.join(store_path, "wal")
+    return [payload for name in sorted(os.listdir(directory)) for payload in wal_batches(os.path.join(directory, name))]
+
+
+def test_every_msgpack_object_is_of_the_profile(samples_store):
+    checked = {what for what, _value in _every_msgpack_value(samples_store)}
+    assert {"MANIFEST", "segment meta", "WAL batch", "raw.chunk", "raw.turns", "raw.turns columns", "graph.node",
+            "graph.edge", "graph.type", "text.doc", "text.meta"} <= checked
+
+
+def test_wal_batches_are_sequence_and_operations(samples_store):
+    batches = [decode(payload) for payload in _wal_payloads(samples_store)]
+    assert batches
+    for sequence, operations in batches:
+        assert sequence > manifest(samples_store)["last_sequence"]
+        for code, name, *rest in operations:
+            assert (code, len(rest)) in ((1, 2), (2, 1), (3, 1)) and isinstance(name, str)
+            assert isinstance(rest[0], int if code == 3 else str)
+
+
+def test_every_records_hashes_column_is_blake2b_64_of_its_keys(samples_store):
+    paths = segment_paths(samples_store, "records")
+    assert paths
+    for path in paths:
+        records = RecordsSegment(path)
+        columns = records.segment.columns
+        expected = np.array([blake2b_64(composite) for composite in records.composites], dtype=np.uint64)
+        assert columns["hashes"].tolist() == expected[columns["hash_rows"]].tolist()
+        assert columns["hashes"].tolist() == sorted(expected.tolist())
+
+
+def test_every_stored_signature_holds_the_stopword_hash_of_the_packaged_lists(samples_store):
+    expected = stopword_hash(packaged_stopwords("en") | packaged_stopwords("zh"))
+    found = [found_map["stopwords"] for _where, value in _every_msgpack_value(samples_store)
+             for found_map in _maps(value) if "stopwords" in found_map]
+    assert found and set(found) == {expected}
