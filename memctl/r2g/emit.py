@@ -47,7 +47,7 @@ from memctl.r2g.linking import signature, time_interval
 from memctl.r2g.merge import evidence_key
 from memctl.r2g.nodeindex import context_text, episode_fields, epoch_seconds, node_document
 from memctl.r2g.rawturns import session_of
-from memctl.r2g.settings import R2GSettings
+from memctl.settings import View
 
 CREATOR = "r2g"  # provenance.creator of what the rules build; `--rebuild` removes these nodes
 EXTERNAL_CREATOR = "external"  # ... and these, which it then replays from the recorded JSONL imports
@@ -95,7 +95,7 @@ def props(tenant: str, *, title: str, text: str, raw_refs: list, keywords=(), en
 
 
 class TurnEmitter:
-    def __init__(self, draft, tenant: str, settings: R2GSettings, events):
+    def __init__(self, draft, tenant: str, settings: View, events):
         self.draft = draft
         self.tenant = tenant
         self.settings = settings

@@ -1,8 +1,8 @@
 """The NodeIndex (seed 001 §4.y W2): Episodes, Facts, Preferences and Concepts in the store's one text index.
 
 A document's key is its node key, its type the node type, its timestamp the node's recency (epoch seconds) and
-its tags the node's tags. Fields (weights come from the `index.field_weights` setting at query time, see
-FIELD_WEIGHTS):
+its tags the node's tags. Fields (weighted at query time: `recall.field_weights` in recall, `index.field_weights`
+elsewhere; memctl/settings/schema.py declares both):
 
     every indexed node   title, text, keywords, entities
     Episode, in addition turn      the raw turn's own words (summary-only indexing costs recall: see below)
@@ -30,9 +30,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from functools import lru_cache
 
-# Defaults for the `index.field_weights` setting (title/text/keywords/entities are the engine's own defaults).
-FIELD_WEIGHTS = {"title": 2.0, "text": 1.0, "keywords": 1.5, "entities": 1.5,
-                 "turn": 1.0, "speaker": 1.0, "date": 1.0, "caption": 1.0, "context": 0.3}
 INDEXED_TYPES = ("Episode", "Fact", "Preference", "Concept")
 CAPTION_KEY = "blip_caption"  # LoCoMo's caption of an image shared with a turn (kept by ingest as turn extra)
 
@@ -44,6 +41,7 @@ _WEEKDAYS_ZH = "一二三四五六日"
 def open_index(store, config=None):
     """A TextIndex over the store configured by the `index` settings, keeping tokens only."""
     from engine.text.index import TextIndex
+    from memctl.settings.text_index import text_settings
 
     tokenizer, parameters = text_settings(config)
     return TextIndex(store, CachingTokenizer(tokenizer), parameters, store_text=False)
@@ -90,25 +88,6 @@ class CachingTokenizer:
                 self._lines.clear()
             found = self._lines[line] = self.tokenizer.index_tokens(line)
         return found
-
-
-def text_settings(config):
-    """(tokenizer, BM25 parameters) of the configuration; the engine's defaults without one."""
-    if config is None:
-        from engine.text.bm25 import BM25Parameters
-        from engine.text.tokenizer import Tokenizer
-
-        return Tokenizer(), BM25Parameters(field_weights={**FIELD_WEIGHTS})
-    from memctl.search_settings import text_settings as configured
-
-    tokenizer, parameters = configured(config)
-    # Settings files written before these fields existed still weigh them as measured.
-    missing = {name: weight for name, weight in FIELD_WEIGHTS.items() if name not in parameters.field_weights}
-    if missing:
-        from dataclasses import replace
-
-        parameters = replace(parameters, field_weights={**missing, **parameters.field_weights})
-    return tokenizer, parameters
 
 
 def caption_of(turn: dict) -> str:
