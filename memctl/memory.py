@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 
-from memctl import config as config_module
 from memctl.paths import CONFIG_FILE, tenant_dir
+from memctl.settings import Settings, load
 
 
 class Memory:
-    def __init__(self, store, directory: str, tenant: str, config: config_module.Config):
+    def __init__(self, store, directory: str, tenant: str, config: Settings):
         self.store = store
         self.directory = directory
         self.tenant = tenant
@@ -27,7 +27,7 @@ class Memory:
         from engine.store import Store
 
         directory = tenant_dir(home, tenant)
-        config = config_module.load(os.path.join(directory, CONFIG_FILE), config_file)
+        config = load(os.path.join(directory, CONFIG_FILE), config_file)
         store = Store.open(directory, writable=writable, wait=wait, holder=holder,
                            flush_bytes=config.get("engine.flush_bytes"))
         return cls(store, directory, tenant, config)

@@ -130,18 +130,19 @@ def fingerprint(normalized_text: str, node_type: NodeType | str, time_bucket: st
     return _digest("fp", normalize_text(normalized_text), NodeType(node_type).value, time_bucket or "")
 
 
-def edge_weight(confidence: float, source_trust: float, recency_boost: float, weights: tuple | None = None) -> float:
+def edge_weight(confidence: float, source_trust: float, recency_boost: float, weights=None) -> float:
     """R2G-4: edge.weight = 0.5*conf_extract + 0.3*source_trust + 0.2*recency_boost, each input in [0, 1];
-    `weights` replaces the three factors (default: the r2g.edge_weight settings)."""
+    `weights` (a mapping of confidence, source_trust and recency_boost) replaces the three factors (default:
+    the r2g.edge_weight settings)."""
     for name, value in (("confidence", confidence), ("source_trust", source_trust), ("recency_boost", recency_boost)):
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name} must be within [0, 1], got {value!r}")
     if weights is None:
-        from memctl.config import DEFAULTS
+        from memctl.settings import defaults
 
-        weights = tuple(DEFAULTS["r2g"]["edge_weight"][name] for name in ("confidence", "source_trust", "recency_boost"))
-    confidence_weight, trust_weight, recency_weight = weights
-    return confidence_weight * confidence + trust_weight * source_trust + recency_weight * recency_boost
+        weights = defaults().r2g.edge_weight
+    return (weights["confidence"] * confidence + weights["source_trust"] * source_trust
+            + weights["recency_boost"] * recency_boost)
 
 
 @dataclass(slots=True)

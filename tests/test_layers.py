@@ -15,12 +15,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# (file, imported module, name) crossings that another change of issue 16 removes: the settings merge moves
-# text_settings out of memctl.r2g.nodeindex and rewrites this import. Delete the entry then (a stale entry
-# fails test_every_allowed_crossing_still_exists).
-ALLOWED = {("memctl/recall/stage_a.py", "memctl.r2g.nodeindex", "text_settings")}
-
-
 def module_name(path: Path, root: Path = ROOT) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -68,8 +62,7 @@ def crossings(directory: str, package: str) -> list[tuple[str, int, str, str | N
 
 
 def test_recall_imports_nothing_from_r2g():
-    forbidden = [crossing for crossing in crossings("memctl/recall", "memctl.r2g")
-                 if (crossing[0], crossing[2], crossing[3]) not in ALLOWED]
+    forbidden = crossings("memctl/recall", "memctl.r2g")
     assert not forbidden, "memctl/recall imports memctl.r2g (move what both need below both): " + ", ".join(
         f"{path}:{line} {module}{'.' + name if name else ''}" for path, line, module, name in forbidden)
 
@@ -81,11 +74,6 @@ def test_shared_modules_import_neither_r2g_nor_recall(directory):
         for line, module, name in imports(path):
             for package in ("memctl.r2g", "memctl.recall"):
                 assert not reaches(module, name, package), f"{path.relative_to(ROOT)}:{line} imports {package}"
-
-
-def test_every_allowed_crossing_still_exists():
-    present = {(path, module, name) for path, _, module, name in crossings("memctl/recall", "memctl.r2g")}
-    assert ALLOWED <= present, f"no longer imported, remove from ALLOWED: {sorted(ALLOWED - present)}"
 
 
 @pytest.mark.parametrize("source, expected", [

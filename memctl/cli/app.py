@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from memctl import __version__
-from memctl.cli import graph_cmd, ingest_cmd, r2g_cmd, raw_cmd, recall_cmd, search_cmd, store_cmd
+from memctl.cli import config_cmd, graph_cmd, ingest_cmd, r2g_cmd, raw_cmd, recall_cmd, search_cmd, store_cmd
 from memctl.cli.common import GlobalOptions, MemctlGroup, run
 from memctl.paths import check_tenant
 
@@ -66,6 +66,7 @@ raw_app.command("ls")(raw_cmd.ls)
 raw_app.command("gc")(raw_cmd.gc)
 app.add_typer(raw_app, name="raw")
 app.add_typer(graph_cmd.graph_app, name="graph")
+app.add_typer(config_cmd.config_app, name="config")
 
 
 def main() -> None:

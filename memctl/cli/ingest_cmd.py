@@ -34,12 +34,12 @@ def ingest(
     Every input is read and checked before anything is stored; one command is one atomic batch, so a bad
     file (exit 2) stores nothing. Ingesting the same input again stores nothing new.
     """
-    from memctl import config as config_module
     from memctl.ingest.api import ingest_paths
     from memctl.paths import CONFIG_FILE, tenant_dir
+    from memctl.settings import load
 
     chosen = options(context)
-    config = config_module.load(os.path.join(tenant_dir(chosen.home, chosen.tenant), CONFIG_FILE), chosen.config)
+    config = load(os.path.join(tenant_dir(chosen.home, chosen.tenant), CONFIG_FILE), chosen.config)
 
     @contextmanager
     def tenant_store():

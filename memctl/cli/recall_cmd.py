@@ -77,7 +77,7 @@ def recall(
 
 def _request_fields(*, top, budget, k_hop, types, since, until, graph_only, allow_raw, cite, mvp, now, where) -> dict:
     from engine.errors import InputError
-    from memctl.search_settings import parse_time
+    from memctl.isotime import parse_time
 
     window = (parse_time(since, _label("--since", where), end_of_day=False) if since else None,
               parse_time(until, _label("--until", where), end_of_day=True) if until else None)

@@ -8,7 +8,8 @@ every annotation string of the module at start-up.
 import typer
 
 from memctl.cli.common import open_memory, print_json
-from memctl.search_settings import parse_time, text_settings
+from memctl.isotime import parse_time
+from memctl.settings.text_index import text_settings
 
 STDIN_KEY = "stdin"
 

@@ -44,7 +44,7 @@ from memctl.language.lexicon import use_directory
 from memctl.node_documents import INDEXED_TYPES, node_document
 from memctl.r2g.rawturns import ChunkStart, conversations, walk, with_neighbors
 from memctl.r2g.recent import Recent
-from memctl.r2g.settings import R2GSettings
+from memctl.settings import resolve
 
 DONE_TABLE = "r2g.done"
 META_TABLE = "r2g.meta"
@@ -72,7 +72,7 @@ class Builder:
         self.graph = GraphStore(store)
         self.index = open_index(store, config)
         self.config = config
-        self.settings = R2GSettings.from_config(config)
+        self.settings = resolve(config).r2g
         use_directory(self.settings.lexicon_directory)
         self.progress = progress
         self.events = EventIndex(store, self.settings.same_event_days)

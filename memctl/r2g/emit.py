@@ -48,7 +48,7 @@ from memctl.r2g.extract import episode_summary, find_group_concepts, importance
 from memctl.r2g.linking import signature
 from memctl.r2g.merge import evidence_key
 from memctl.r2g.rawturns import session_of
-from memctl.r2g.settings import R2GSettings
+from memctl.settings import View
 
 CREATOR = "r2g"  # provenance.creator of what the rules build; `--rebuild` removes these nodes
 EXTERNAL_CREATOR = "external"  # ... and these, which it then replays from the recorded JSONL imports
@@ -96,7 +96,7 @@ def props(tenant: str, *, title: str, text: str, raw_refs: list, keywords=(), en
 
 
 class TurnEmitter:
-    def __init__(self, draft, tenant: str, settings: R2GSettings, events):
+    def __init__(self, draft, tenant: str, settings: View, events):
         self.draft = draft
         self.tenant = tenant
         self.settings = settings

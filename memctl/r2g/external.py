@@ -62,7 +62,7 @@ from memctl.r2g.emit import RAW_CHUNK, VERSION, props
 from memctl.language.lexicon import use_directory
 from memctl.r2g.merge import MERGED_TYPES, evidence_key
 from memctl.node_documents import INDEXED_TYPES, date_text, node_document
-from memctl.r2g.settings import R2GSettings
+from memctl.settings import resolve
 
 IMPORT_TABLE = "r2g.import"
 WRITE_BATCH_LINES = 5000
@@ -166,7 +166,7 @@ def write_plan(store, tenant: str, plan: list, config=None, rewritten=None, last
     from memctl.r2g.nodeindex import open_index
 
     graph, index, raw = GraphStore(store), open_index(store, config), RawStore(store)
-    settings = R2GSettings.from_config(config)
+    settings = resolve(config).r2g
     nodes = edges = 0
     starts = range(0, len(plan), WRITE_BATCH_LINES)
     for start in starts:
@@ -215,7 +215,7 @@ class Validator:
         self.store = store
         self.tenant = tenant
         self.config = config
-        self.settings = R2GSettings.from_config(config)
+        self.settings = resolve(config).r2g
         use_directory(self.settings.lexicon_directory)
         self.raw = RawStore(store)
         self.plan = Plan()

@@ -484,9 +484,9 @@ def importance(turn, ref_time=None, lang: str | None = None, parameters: dict | 
       at least 0.05 (floor)
     """
     if parameters is None:
-        from memctl.config import DEFAULTS
+        from memctl.settings import defaults
 
-        parameters = DEFAULTS["r2g"]["importance"]
+        parameters = defaults().r2g.importance
     analysis = turn if isinstance(turn, TurnAnalysis) else analyze_turn(turn, ref_time, lang)
     extractions = [extraction for _, extraction in analysis.sentences]
     score = parameters["base"]

@@ -1,5 +1,5 @@
-"""R2G's side of the NodeIndex: the store's text index opened with the configured tokenizer, keeping tokens only,
-and the default weights of the document fields. What a document holds is memctl.node_documents'.
+"""R2G's side of the NodeIndex: the store's text index opened with the configured tokenizer, keeping tokens only.
+What a document holds is memctl.node_documents'.
 
 Only tokens are stored (TextIndex store_text=False): the node's text lives in the graph and the turn's in its
 raw chunk, so the index does not hold a third copy.
@@ -7,14 +7,11 @@ raw chunk, so the index does not hold a third copy.
 
 from __future__ import annotations
 
-# Defaults for the `index.field_weights` setting (title/text/keywords/entities are the engine's own defaults).
-FIELD_WEIGHTS = {"title": 2.0, "text": 1.0, "keywords": 1.5, "entities": 1.5,
-                 "turn": 1.0, "speaker": 1.0, "date": 1.0, "caption": 1.0, "context": 0.3}
-
 
 def open_index(store, config=None):
     """A TextIndex over the store configured by the `index` settings, keeping tokens only."""
     from engine.text.index import TextIndex
+    from memctl.settings.text_index import text_settings
 
     tokenizer, parameters = text_settings(config)
     return TextIndex(store, CachingTokenizer(tokenizer), parameters, store_text=False)
@@ -61,22 +58,3 @@ class CachingTokenizer:
                 self._lines.clear()
             found = self._lines[line] = self.tokenizer.index_tokens(line)
         return found
-
-
-def text_settings(config):
-    """(tokenizer, BM25 parameters) of the configuration; the engine's defaults without one."""
-    if config is None:
-        from engine.text.bm25 import BM25Parameters
-        from engine.text.tokenizer import Tokenizer
-
-        return Tokenizer(), BM25Parameters(field_weights={**FIELD_WEIGHTS})
-    from memctl.search_settings import text_settings as configured
-
-    tokenizer, parameters = configured(config)
-    # Settings files written before these fields existed still weigh them as measured.
-    missing = {name: weight for name, weight in FIELD_WEIGHTS.items() if name not in parameters.field_weights}
-    if missing:
-        from dataclasses import replace
-
-        parameters = replace(parameters, field_weights={**missing, **parameters.field_weights})
-    return tokenizer, parameters

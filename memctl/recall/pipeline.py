@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from engine.errors import InputError
 from memctl.recall import rank
 from memctl.recall.query import build
-from memctl.recall.settings import RecallSettings
 from memctl.recall.trace import Trace, top_scores
+from memctl.settings import resolve
 
 RAW_PASSAGE = "RawPassage"
 EPISODE = "Episode"
@@ -52,7 +52,7 @@ class Recaller:
         self.store = store
         self.config = config
         self.tenant = tenant
-        self.settings = RecallSettings.from_config(config)
+        self.settings = resolve(config)
         self._graph = None
         self._nodes = None
         self._search = None
@@ -92,7 +92,7 @@ class Recaller:
         if self._search is None:
             from memctl.recall.stage_a import NodeSearch
 
-            search = NodeSearch(self.store, self.config, self.settings)
+            search = NodeSearch(self.store, self.config, self.settings.recall)
             self._search = search if search.documents else False
         return self._search or None
 
@@ -107,7 +107,7 @@ class Recaller:
         if self._passages is None:
             from memctl.recall.raw_fallback import RawPassages
 
-            self._passages = RawPassages(self.store, self.raw, self.settings)
+            self._passages = RawPassages(self.store, self.raw, self.settings.recall.raw)
         return self._passages
 
     def citations(self):
@@ -135,8 +135,8 @@ class Recaller:
 
     def extract(self, request: Request) -> dict:
         """Query building only (--extract-keywords): keywords as stage A would search them, entities, times."""
-        query = build(request.q, request.now or time.time(), self.settings.question_stopwords)
-        search = None if request.graph_only or not self.settings.use_node_index else self.search()
+        query = build(request.q, request.now or time.time(), self.settings.recall.question_stopwords)
+        search = None if request.graph_only or not self.settings.recall.use_node_index else self.search()
         if search is not None:
             search.search(query.search_text, 1)
             query.keywords = search.terms()
@@ -164,7 +164,7 @@ class Recaller:
         if node is None:
             raise InputError(f"no node {key!r}", "--explain")
         reference = (request.now if request else None) or time.time()
-        weight, recency = node_weight(node["props"], node["type"], reference, self.settings)
+        weight, recency = node_weight(node["props"], node["type"], reference, self.settings.weights)
         neighbours = []
         for direction in ("out", "in"):
             for row in self.graph.neighbors(key, direction, limit=20).rows():
@@ -172,7 +172,7 @@ class Recaller:
                                    "id": row["key"], "type": self.nodes.type(row["key"]),
                                    "title": self.nodes.props(row["key"]).get("title")})
         citations = [self.citations().cite(ref) for ref in card_refs(node["props"], None,
-                                                                      self.settings.max_citations)]
+                                                                      self.settings.recall.max_citations)]
         explained = {"id": key, "type": node["type"], "title": node["props"].get("title"),
                      "text": node["props"].get("text"), "weight": round(weight, 6), "recency": round(recency, 6),
                      "props": {name: value for name, value in node["props"].items() if name != "raw_refs"},
@@ -194,7 +194,7 @@ class _Run:
         self.recaller = recaller
         self.request = request
         self.trace = trace
-        self.settings = recaller.settings
+        self.settings = recaller.settings.recall
         self.reference = request.now if request.now is not None else time.time()
         self.query = build(request.q, self.reference, self.settings.question_stopwords)
         self.candidates: dict = {}
@@ -208,7 +208,6 @@ class _Run:
         self._query_stage(graph_ready)
         seeds = self._stage_a(search, graph_ready)
         raw_hits = self._raw_stage(seeds, search, graph_ready)
-        self._stage_b()
         self._collect(seeds, raw_hits, graph_ready)
         if graph_ready and self.candidates:
             self._stage_c()
@@ -267,7 +266,7 @@ class _Run:
         explicit = [flag for flag, given in (("--allow-raw", request.allow_raw), ("--cite", request.cite)) if given]
         if not graph_ready:
             explicit.append("no memory graph")
-        fired = triggers(self.query, seeds, search, settings, explicit)
+        fired = triggers(self.query, seeds, search, settings.raw, explicit)
         if not fired:
             return []
         for name, reason in fired:
@@ -278,9 +277,9 @@ class _Run:
             for seed in seeds[:CITED_SEEDS]:
                 cited += [ref.get("raw_id") for ref in self.recaller.nodes.props(seed.key).get("raw_refs") or ()
                           if isinstance(ref, dict)]
-            recent = settings.raw_hot_chunks * (1 if graph_ready else NO_GRAPH_CHUNK_FACTOR)
+            recent = settings.raw.hot_chunks * (1 if graph_ready else NO_GRAPH_CHUNK_FACTOR)
             chunks, notes = passages.hot_chunks(cited, recent)
-            hits = passages.search(self.query.search_text, chunks, settings.raw_top)
+            hits = passages.search(self.query.search_text, chunks, settings.raw.top)
             hits = [hit for hit in hits if _turn_inside(hit.turn, request.since, request.until)]
             entry["candidates"] = len(hits)
             entry["top"] = top_scores((hit.node_id, hit.score) for hit in hits)
@@ -288,12 +287,6 @@ class _Run:
         self.available.add("bm25")
         self.keyword_source = self.keyword_source or "R"
         return hits
-
-    def _stage_b(self) -> None:
-        """Stage B (vector ANN) is the HNSW issue's: until a vector index exists its λ is dropped and the rest
-        renormalised, the §18 rows "Embedding 不可用" / "向量索引未就绪/关闭" (variant A→C)."""
-        if self.settings.vector_enabled:
-            self.trace.fallback("no_vectors", "recall.vector_enabled is true but the store has no vector index yet")
 
     def _collect(self, seeds: list, raw_hits: list, graph_ready: bool) -> None:
         for seed in seeds:
@@ -371,10 +364,10 @@ class _Run:
         """Without the NodeIndex the seed's graph-only rule ranks by weight too (W4: 仅用近因/权重排序), --mvp or
         not; otherwise --mvp's λ, else recall.lambda."""
         if self.request.graph_only or not self.settings.use_node_index or self.recaller.search() is None:
-            return dict(self.settings.graph_only_lambdas)
+            return dict(self.settings.graph_only_lambda)
         if self.request.mvp:
-            return dict(self.settings.mvp_lambdas)
-        return dict(self.settings.lambdas)
+            return dict(self.settings.mvp_lambda)
+        return dict(self.settings["lambda"])
 
     def _result_types(self) -> tuple:
         return tuple(self.request.types) if self.request.types else self.settings.result_types
@@ -397,7 +390,7 @@ class _Run:
                     candidate.type = nodes.type(candidate.key)
                 if need_weight and candidate.type != RAW_PASSAGE:
                     candidate.weight, candidate.recency = node_weight(nodes.props(candidate.key), candidate.type,
-                                                                      self.reference, settings)
+                                                                      self.reference, self.recaller.settings.weights)
             windows = [(time.start, time.end) for time in self.query.times if time.start is not None]
             rank.blend(candidates, weights, windows, settings.time_boost)
             types = set(self._result_types())
@@ -418,7 +411,7 @@ class _Run:
                 ranked = rank.mmr(ranked, self._similarity, settings.mmr_lambda, settings.coverage_pool)
             entry["candidates"] = len(ranked)
             entry["top"] = [[candidate.key, round(candidate.final, 4)] for candidate in ranked[:3]]
-            entry["notes"] = {"variant": name, "vector": "stage B not built (recall.vector_enabled: false)"}
+            entry["notes"] = {"variant": name, "vector": "stage B (vector ANN) not built yet"}
         with self.trace.stage("pack") as entry:
             cards = [self._card(candidate) for candidate in ranked[: request.top]]
             budget = settings.budget_tokens if request.budget is None else (request.budget or None)

@@ -7,7 +7,7 @@ K is the keyword stage: stage A's BM25F (× speaker prior) plus stage C's reply 
 for a raw-only hit, or the boolean filter's match share in the pure-graph mode; V the vector stage (not built
 yet: always absent); P the PPR score; W weight(node) (§6.1). λ of a stage that did not run is dropped and the
 others renormalised to sum 1 (§18 variants, named in the trace). `recall.lambda` defaults are measured, not the
-seed's appendix-A values, which lose 0.05 Recall@10 on LoCoMo dev: see memctl/config.py and RESULTS.md.
+seed's appendix-A values, which lose 0.05 Recall@10 on LoCoMo dev: see memctl/settings/schema.py and RESULTS.md.
 
 Clause coverage (multi-sentence queries, `recall.clause_coverage` g): over the best `coverage_pool`
 candidates, pick greedily; a clause's share of a candidate's keyword score counts g^c, c being how much of that

@@ -47,18 +47,18 @@ class RawHit:
         return f"{self.raw_id}@{self.offset}+{self.length}"
 
 
-def triggers(query, seeds: list, search, settings, explicit: list) -> list:
-    """[(trigger, reason)] of the fallback conditions that hold."""
+def triggers(query, seeds: list, search, raw, explicit: list) -> list:
+    """[(trigger, reason)] of the fallback conditions that hold; `raw`: the recall.raw settings."""
     fired = [("requested", flag) for flag in explicit]
-    if not settings.raw_enabled and not fired:
+    if not raw.enabled and not fired:
         return []
-    if len(seeds) < settings.raw_low_coverage_topn:
-        fired.append(("low_coverage", f"{len(seeds)} node hits < {settings.raw_low_coverage_topn}"))
+    if len(seeds) < raw.low_coverage_topn:
+        fired.append(("low_coverage", f"{len(seeds)} node hits < {raw.low_coverage_topn}"))
     concentration = match_concentration(query, seeds, search)
-    if concentration is not None and concentration < settings.raw_low_concentration:
+    if concentration is not None and concentration < raw.low_concentration:
         fired.append(("low_concentration", f"best hit matches {concentration:.2f} of the query's idf weight "
-                                           f"< {settings.raw_low_concentration}"))
-    kinds = [kind for kind in query.pattern_kinds if kind in settings.raw_pattern_tokens]
+                                           f"< {raw.low_concentration}"))
+    kinds = [kind for kind in query.pattern_kinds if kind in raw.pattern_tokens]
     if kinds:
         tokens = [token for kind in kinds for token in query.patterns[kind]]
         fired.append(("pattern_tokens", f"{', '.join(kinds)}: {' '.join(tokens)[:80]}"))
@@ -79,6 +79,7 @@ def match_concentration(query, seeds: list, search) -> float | None:
 
 class RawPassages:
     def __init__(self, store, raw, settings):
+        """`settings`: the recall.raw settings."""
         from engine.text.tokenizer import Tokenizer
 
         self.store = store
@@ -153,7 +154,7 @@ class RawPassages:
         """Character ranges of a turn's passages: the whole turn, or sentence windows of ~passage_tokens."""
         from memctl.ingest.chunker import estimate_tokens
 
-        limit = self.settings.raw_passage_tokens
+        limit = self.settings.passage_tokens
         if estimate_tokens(text) <= limit:
             yield 0, len(text)
             return

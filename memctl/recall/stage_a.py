@@ -37,7 +37,7 @@ class NodeSearch:
     def __init__(self, store, config, settings):
         from dataclasses import replace
 
-        from memctl.r2g.nodeindex import text_settings
+        from memctl.settings.text_index import text_settings
         from memctl.recall.query import QueryTokenizer
 
         tokenizer, parameters = text_settings(config)

@@ -106,14 +106,15 @@ class GraphStage:
         ids = self.node_ids([key for key, score in scores.items() if score > 0])
         if not ids or k <= 0 or not type_ids:
             return {}, [], {"subgraph": 0, "edge_types": list(edge_type_names)}
-        seed_keys = sorted(ids, key=lambda key: (-scores[key], key))[: self.settings.ppr_seeds]
+        seed_keys = sorted(ids, key=lambda key: (-scores[key], key))[: self.settings.recall.ppr_seeds]
         seed_ids = np.array([ids[key] for key in seed_keys], np.int64)
-        reached = self.neighbourhood(seed_ids, k, type_ids, max(self.settings.expand_max_nodes, len(seed_ids)))
-        weights = pagerank.type_weights(self.edge_types, self.settings.edge_weights,
-                                        self.settings.default_edge_weight)
+        reached = self.neighbourhood(seed_ids, k, type_ids, max(self.settings.recall.expand_max_nodes, len(seed_ids)))
+        weights = pagerank.type_weights(self.edge_types, self.settings.graph.edge_weights,
+                                        self.settings.graph.default_edge_weight)
         walk = _walk(reached, weights)
         ranking = pagerank.power_iteration(walk, seed_ids, [max(scores[key], 0.0) for key in seed_keys],
-                                           self.settings.ppr_damping, self.settings.ppr_iterations, 0.0, "numpy")
+                                           self.settings.recall.ppr_damping, self.settings.recall.ppr_iterations, 0.0,
+                                           "numpy")
         rows = np.minimum(np.searchsorted(ranking.node, np.array(list(ids.values()), np.int64)),
                           len(ranking.node) - 1)
         ppr = {key: float(ranking.score[row]) for (key, node), row in zip(ids.items(), rows.tolist())
@@ -144,7 +145,7 @@ class GraphStage:
             edges = gather(self.view, frontier, "both", type_ids)
             ordered = np.sort(frontier)
             row = np.searchsorted(ordered, edges.origin)
-            expanded = (np.bincount(row, minlength=len(ordered)) <= self.settings.hub_degree)[row]
+            expanded = (np.bincount(row, minlength=len(ordered)) <= self.settings.recall.hub_degree)[row]
             edges = edges.take(expanded)
             found.append(edges)
             keep = ~visited[edges.neighbor]

@@ -17,10 +17,9 @@ SECONDS_PER_DAY = 86400.0
 DEFAULT_TAU_DAYS = 30.0
 
 
-def node_weight(props: dict, node_type: str | None, reference: float, settings) -> tuple[float, float]:
-    """(weight, recency) of a node."""
-    weights = settings.weights
-    recency = recency_of(props, node_type, reference, settings)
+def node_weight(props: dict, node_type: str | None, reference: float, weights) -> tuple[float, float]:
+    """(weight, recency) of a node; `weights`: the weights settings."""
+    recency = recency_of(props, node_type, reference, weights.tau_days)
     importance = _number(props.get("importance"), 0.5)
     frequency = max(_number(props.get("frequency"), 1.0), 0.0)
     sentiment = props.get("sentiment") or {}
@@ -33,14 +32,14 @@ def node_weight(props: dict, node_type: str | None, reference: float, settings) 
     return value, recency
 
 
-def recency_of(props: dict, node_type: str | None, reference: float, settings) -> float:
+def recency_of(props: dict, node_type: str | None, reference: float, tau_days) -> float:
     from memctl.node_documents import epoch_seconds
 
     moment = props.get("recency")
     seconds = epoch_seconds(moment) if isinstance(moment, str) else _number(moment, None)
     if seconds is None:
         return 0.0
-    tau = float(settings.tau_days.get(node_type or "", DEFAULT_TAU_DAYS)) * SECONDS_PER_DAY
+    tau = float(tau_days.get(node_type or "", DEFAULT_TAU_DAYS)) * SECONDS_PER_DAY
     return math.exp(-max(reference - seconds, 0.0) / tau)
 
 

@@ -8,7 +8,7 @@ import pytest
 from engine.errors import InputError
 from engine.raw import RawStore
 from engine.store import Store
-from memctl import config as config_module
+from memctl.settings import load
 from memctl.ingest.api import ingest_paths
 
 from ingest_testkit import SAMPLES
@@ -44,7 +44,7 @@ def test_an_opener_is_called_only_after_every_input_passed(tmp_path):
 def test_config_limits_apply(store, tmp_path):
     settings = tmp_path / "memctl.yaml"
     settings.write_text("ingest:\n  max_file_bytes: 10\n")
-    config = config_module.load(None, str(settings))
+    config = load(None, str(settings))
     with pytest.raises(InputError, match="above the limit of 10 bytes"):
         ingest_paths(store, [], ["eleven bytes"], config=config)
 
@@ -61,7 +61,7 @@ def test_an_ingest_leaves_the_collector_no_backlog_of_its_objects(store):
             started.append(info["generation"])
 
     text = "\n".join(f"A: turn number {index} about the bluetooth switch" for index in range(3000))
-    config = config_module.load()
+    config = load()
     ingest_paths(store, [], ["A: a first ingest imports what ingesting needs"], config=config)
     gc.collect()
     gc.callbacks.append(note)

@@ -30,9 +30,7 @@ def ingest(home, *paths, texts=()) -> dict:
 def convert(home, rebuild: bool = False, config_values: dict | None = None) -> dict:
     with open_memory(home) as memory:
         if config_values:
-            for dotted, value in config_values.items():
-                section, name = dotted.split(".")
-                memory.config.values.setdefault(section, {})[name] = value
+            memory.config = memory.config.with_values(config_values, "test")
         return memory.r2g(rebuild=rebuild)
 
 

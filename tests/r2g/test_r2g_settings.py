@@ -1,4 +1,4 @@
-"""The `r2g` settings: memctl.config's defaults, overridden by a tenant's memctl.yaml."""
+"""The `r2g` settings: the schema's defaults, overridden by a tenant's memctl.yaml."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 
 from engine.errors import InputError
-from memctl.config import DEFAULTS
 from memctl.language import lexicon
 from memctl.model import edge_weight
 from memctl.paths import CONFIG_FILE, tenant_dir
-from memctl.r2g.settings import R2GSettings
+from memctl.settings import defaults
 from r2g_testkit import TENANT, convert, dump, ingest, nodes_of_type, write_jsonl
 
 TURN = {"speaker": "Ann", "ts": "2023-05-10T14:00:00", "text": "Tom played soccer in the park."}
@@ -35,11 +34,12 @@ def _agent_weight(home, fact_key: str) -> float:
     return weight
 
 
-def test_defaults_are_the_configuration_defaults():
-    settings = R2GSettings.from_config(None)
-    assert settings.edge_weight == (0.5, 0.3, 0.2)
+def test_defaults_are_the_seed_values():
+    settings = defaults().r2g
+    assert dict(settings.edge_weight) == {"confidence": 0.5, "source_trust": 0.3, "recency_boost": 0.2}
     assert (settings.batch_turns, settings.similar_threshold, settings.similar_cap) == (1000, 0.3, 8)
-    assert settings.importance == DEFAULTS["r2g"]["importance"] and settings.lexicon_directory is None
+    assert settings.importance["base"] == 0.3 and settings.lexicon_directory is None
+    assert edge_weight(1.0, 1.0, 1.0) == pytest.approx(1.0)
 
 
 def test_memctl_yaml_changes_edge_weights_and_importance(tmp_path, monkeypatch):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from engine.graph.api import GraphStore
 from engine.store import Store
 from memctl.recall.nodes import Nodes
-from memctl.recall.settings import RecallSettings
+from memctl.settings import defaults
 from memctl.recall.stage_c import GraphStage
 
 TURNS = {"e1": ("Bob", "S1"), "e2": ("Ann", "S1"), "e3": ("Ann", "S1"), "e4": ("Bob", "S2"), "e5": ("Bob", "S2")}
@@ -37,7 +36,8 @@ def store(tmp_path):
 
 def _stage(store, **settings) -> GraphStage:
     graph = GraphStore(store)
-    return GraphStage(store, graph, Nodes(store, graph), replace(RecallSettings.from_config(None), **settings))
+    tuned = defaults().with_values({"recall": settings})
+    return GraphStage(store, graph, Nodes(store, graph), tuned)
 
 
 def test_reply_edges_join_other_speakers_of_one_session(store):
