@@ -1,4 +1,4 @@
-"""The NodeIndex (seed 001 §4.y W2): Episodes, Facts, Preferences and Concepts in the store's one text index.
+"""The NodeIndex (seed 001 §4.y W2): Episodes, Facts, Preferences and Concepts in the store's `text:nodes` index.
 
 A document's key is its node key, its type the node type, its timestamp the node's recency (epoch seconds) and
 its tags the node's tags. Fields (weights come from the `index.field_weights` setting at query time, see
@@ -42,11 +42,12 @@ _WEEKDAYS_ZH = "一二三四五六日"
 
 
 def open_index(store, config=None):
-    """A TextIndex over the store configured by the `index` settings, keeping tokens only."""
+    """The store's node index (memctl.indexes.NODES) configured by the `index` settings, keeping tokens only."""
     from engine.text.index import TextIndex
+    from memctl.indexes import NODES
 
     tokenizer, parameters = text_settings(config)
-    return TextIndex(store, CachingTokenizer(tokenizer), parameters, store_text=False)
+    return TextIndex(store, CachingTokenizer(tokenizer), parameters, store_text=False, owner=NODES)
 
 
 class CachingTokenizer:
