@@ -99,6 +99,7 @@ def test_each_index_is_named_in_the_store(cli, memories, notes):
     stats = json.loads(cli("stats", "--json").stdout)
     assert stats["text:documents"]["documents"] == 29
     assert stats["text:nodes"]["documents"] > 29 and "text" not in stats
+    assert {"text:nodes.postings", "text:documents.postings"} <= set(stats["segments"])
 
 
 def test_a_store_of_format_3_is_refused_with_the_advice_to_migrate(cli, memories, notes):
