@@ -3,6 +3,7 @@ notes into a store with a memory graph changes no recall, and a search finds doc
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
@@ -109,3 +110,21 @@ def test_a_store_of_format_3_is_refused_with_the_advice_to_migrate(cli, memories
         result = cli(*command)
         assert result.exit_code == 3, command
         assert "format version 3 is not supported" in result.stderr and "run `memctl migrate`" in result.stderr
+
+
+def test_memctl_names_the_text_index_it_opens():
+    """Every TextIndex memctl builds names its owner, and no store.kind() call of memctl opens the unnamed
+    text index: memories and documents each stay in their own (memctl.indexes)."""
+    root = SAMPLES.parent / "memctl"
+    calls = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "attr", getattr(node.func, "id", None))
+                if name in ("TextIndex", "kind"):
+                    calls.append((path.relative_to(root).as_posix(), name, node))
+    text_indexes = [(path, node) for path, name, node in calls if name == "TextIndex"]
+    assert text_indexes
+    assert all(any(keyword.arg == "owner" for keyword in node.keywords) for _path, node in text_indexes)
+    opened = [node.args[0] for _path, name, node in calls if name == "kind"]
+    assert opened and not any(isinstance(argument, ast.Constant) and argument.value == "text" for argument in opened)
