@@ -9,12 +9,12 @@ from __future__ import annotations
 
 # A store whose files carry a higher version is refused (UnsupportedVersion), never misread.
 FORMAT_VERSION = 4
-# A store whose MANIFEST carries an older version is refused: format 4 names the text index instances, and
-# a format-3 store keeps memctl's nodes and documents in the one unnamed `text` index. Version-1 WAL files and
+# A store whose MANIFEST carries an older version is refused: format 4 names the text index instances, and a
+# format-3 store keeps memctl's nodes and documents in the one unnamed `text` index. Version-1 WAL files and
 # segments are still read.
 OLDEST_STORE_FORMAT_VERSION = 4
-# Stores from this version on are refused with the advice to run `memctl migrate`; older ones (format 1: raw.turns
-# in the old row layout) with the advice to re-create the store.
+# Stores from this version on are refused with the advice to run `memctl migrate`; older ones (format 1:
+# raw.turns in the old row layout) with the advice to re-create the store.
 OLDEST_MIGRATABLE_FORMAT_VERSION = 2
 
 # --- checksums ------------------------------------------------------------------------------------------
@@ -67,6 +67,7 @@ SEGMENT_MAX_CHECKSUM_BLOCK_BYTES = 1 << 30
 
 # Segment kinds written by the core store (derived kinds register their own names).
 KIND_RECORDS = "records"
+RECORD_FLAG_TOMBSTONE = 1
 
 # --- owners: derived kinds and their instances (engine/kinds.py; MANIFEST.spec section 4a) --------------
 # An owner is a derived kind's unnamed instance, "<kind>", or a named one, "<kind>:<instance>". Its record
@@ -77,10 +78,9 @@ INSTANCE_NAME_PATTERN = r"[a-z][a-z0-9_]{0,31}"
 
 
 def owned_name(owner: str, suffix: str) -> str:
-    """The record table or counter `suffix` of `owner`: owned_name("text:nodes", TEXT_DOCUMENTS) is "text:nodes.doc"."""
+    """The record table or counter `suffix` of `owner`: owned_name("text:nodes", "doc") is "text:nodes.doc"."""
     return f"{owner}.{suffix}"
 
-RECORD_FLAG_TOMBSTONE = 1
 
 # --- MANIFEST-<number> and CURRENT ---------------------------------------------------------------------
 MANIFEST_MAGIC = b"MEMCTLMF"

@@ -61,7 +61,8 @@ def collect(memory) -> dict:
 
 
 def _segment_name(entry: dict) -> str:
-    """"records", or the segment kind with its owner's instance: "text:nodes.postings", "graph.csr"."""
+    """A segment's name in `segments`: "records", or its kind with its owner's instance ("text:nodes.postings",
+    "graph.csr")."""
     if entry["owner"] == KIND_RECORDS:
         return KIND_RECORDS
     return f"{entry['owner']}.{entry['kind'].split('.', 1)[1]}"
