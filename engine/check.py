@@ -87,6 +87,9 @@ def _check_segments(report: Report, manifest) -> dict:
             segment = Segment.open(path, expected_size=entry.get("size"))
             if segment.kind != entry.get("kind"):
                 raise CorruptionError(path, 12, f"kind {segment.kind!r}, the MANIFEST says {entry.get('kind')!r}")
+            mismatch = kinds.ownership_problem(segment.kind, entry["owner"])
+            if mismatch:
+                raise CorruptionError(path, None, mismatch)
             # Column checks first: they name the damaged column's offset; the whole-file CRC cannot.
             segment.verify()
             if segment.kind == KIND_RECORDS:
@@ -96,7 +99,7 @@ def _check_segments(report: Report, manifest) -> dict:
         except CorruptionError as error:
             report.problem(relative, error.offset, error.reason)
             continue
-        opened.setdefault(entry.get("owner", KIND_RECORDS), []).append(segment)
+        opened.setdefault(entry["owner"], []).append(segment)
     report.checked["segments"] = len(manifest.segments)
     for name in _list(os.path.join(report.path, SEGMENT_DIR)):
         if name not in seen:
@@ -163,7 +166,8 @@ def _check_counters(report: Report, manifest) -> None:
 
 
 def _check_kinds(report: Report, segments: dict) -> None:
-    """Derived kinds check their own invariants (postings sorted, CSR valid…) through a reader snapshot."""
+    """Derived kinds check their own invariants (postings sorted, CSR valid…) through a reader snapshot, each
+    instance ("text:nodes", "text:documents"…) over its own segments."""
     derived = {owner: found for owner, found in segments.items() if owner != KIND_RECORDS}
     if not derived:
         return
@@ -175,10 +179,11 @@ def _check_kinds(report: Report, segments: dict) -> None:
         report.problem(_relative(report.path, error.path), error.offset, error.reason)
         return
     for owner, found in derived.items():
-        if not kinds.is_registered(owner):
-            report.problem(SEGMENT_DIR, None, f"segments of unknown kind {owner!r}")
+        problem = kinds.owner_problem(owner)
+        if problem is not None:
+            report.problem(SEGMENT_DIR, None, f"segments of {owner!r}: {problem}")
             continue
-        kind_object = kinds.load(owner)(store)
+        kind_object = kinds.open_kind(store, owner)
         checker = getattr(kind_object, "check", None)
         if checker is None:
             continue

@@ -37,18 +37,17 @@ class CorruptionError(EngineError):
 
 
 class UnsupportedVersion(CorruptionError):
-    """A file written by a newer (or unknown) format version: refused, never misread."""
+    """A file written by a newer (or unknown, or retired) format version: refused, never misread. `advice` says
+    what to do instead of the default (upgrade memctl for a newer file, re-create the store for an older one)."""
 
-    def __init__(self, path: str, found: int, supported: int):
+    def __init__(self, path: str, found: int, supported: int, advice: str | None = None):
         self.found = found
         self.supported = supported
-        super().__init__(
-            path,
-            None,
-            f"format version {found} is not supported (this memctl reads version {supported}); "
-            + ("upgrade memctl to open this store" if found > supported else
-               "this store was written by an older memctl: re-create it (ingest the raw files again)"),
-        )
+        if advice is None:
+            advice = ("upgrade memctl to open this store" if found > supported else
+                      "this store was written by an older memctl: re-create it (ingest the raw files again)")
+        super().__init__(path, None,
+                         f"format version {found} is not supported (this memctl reads version {supported}); {advice}")
 
 
 class StoreBusy(EngineError):

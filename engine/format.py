@@ -8,10 +8,14 @@ FORMAT_VERSION when any byte on disk changes meaning.
 from __future__ import annotations
 
 # A store whose files carry a higher version is refused (UnsupportedVersion), never misread.
-FORMAT_VERSION = 3
-# Stores written before this version hold raw.turns records in the old row layout: their MANIFEST is refused
-# with a message saying to re-create the store. Version-1 WAL files and segments are still read.
-OLDEST_STORE_FORMAT_VERSION = 2
+FORMAT_VERSION = 4
+# A store whose MANIFEST carries an older version is refused: format 4 names the text index instances, and a
+# format-3 store keeps memctl's nodes and documents in the one unnamed `text` index. Version-1 WAL files and
+# segments are still read.
+OLDEST_STORE_FORMAT_VERSION = 4
+# Stores from this version on are refused with the advice to run `memctl migrate`; older ones (format 1:
+# raw.turns in the old row layout) with the advice to re-create the store.
+OLDEST_MIGRATABLE_FORMAT_VERSION = 2
 
 # --- checksums ------------------------------------------------------------------------------------------
 # CRC-32/IEEE (zlib.crc32), masked like LevelDB so that a CRC computed over bytes that embed CRCs stays
@@ -65,6 +69,19 @@ SEGMENT_MAX_CHECKSUM_BLOCK_BYTES = 1 << 30
 KIND_RECORDS = "records"
 RECORD_FLAG_TOMBSTONE = 1
 
+# --- owners: derived kinds and their instances (engine/kinds.py; MANIFEST.spec section 4a) --------------
+# An owner is a derived kind's unnamed instance, "<kind>", or a named one, "<kind>:<instance>". Its record
+# tables and counters are named "<owner>.<suffix>" (owned_name); its segments are found by the MANIFEST
+# entries' "owner".
+INSTANCE_SEPARATOR = ":"
+INSTANCE_NAME_PATTERN = r"[a-z][a-z0-9_]{0,31}"
+
+
+def owned_name(owner: str, suffix: str) -> str:
+    """The record table or counter `suffix` of `owner`: owned_name("text:nodes", "doc") is "text:nodes.doc"."""
+    return f"{owner}.{suffix}"
+
+
 # --- MANIFEST-<number> and CURRENT ---------------------------------------------------------------------
 MANIFEST_MAGIC = b"MEMCTLMF"
 # magic[8] | version u32 | body_length u32 | body_crc u32 | reserved u32, then a msgpack body
@@ -108,14 +125,16 @@ RAW_ZSTD_MAX_WINDOW_BYTES = 1 << 24  # level 3 uses at most 2 MiB; a frame askin
 
 # --- text index segments (engine/text/: build.py, postings.py, termdict.py) ----------------------------
 # Appended by the text-index helper; see engine/text/postings.py and termdict.py for the byte layouts.
+TEXT_KIND = "text"  # a kind with named instances: "text", "text:nodes", "text:documents"…
 TEXT_SEGMENT_KIND = "text.postings"
 TEXT_SEGMENT_VERSION = 1  # meta["version"] of a text.postings segment
 TEXT_BLOCK_ENTRIES = 128  # postings entries per skip block
 TEXT_TERMS_PER_BLOCK = 32  # terms per front-coded term dictionary block
-TEXT_DOCUMENT_TABLE = "text.doc"  # records: external key -> document (MANIFEST.spec, section 4a)
-TEXT_DEAD_TABLE = "text.dead"  # records: docno (16 hex digits) -> 1, a document number deleted or replaced
-TEXT_DOCNO_COUNTER = "text.docno"
-TEXT_META_TABLE = "text.meta"  # records: "tokenizer" -> the analysis signature of the indexed documents
+# Suffixes of an instance's tables and counter (owned_name; engine/text/tables.py composes them):
+TEXT_DOCUMENTS = "doc"  # records: external key -> document (MANIFEST.spec, section 4a)
+TEXT_DEAD = "dead"  # records: docno (16 hex digits) -> 1, a document number deleted or replaced
+TEXT_DOCNO = "docno"  # counter: document numbers below it are allocated
+TEXT_META = "meta"  # records: "tokenizer" -> the analysis signature of the indexed documents
 
 # --- graph (engine/graph/: kind.py, part.py, csr.py; MANIFEST.spec section 4b) ---------------------------
 GRAPH_SEGMENT_KIND = "graph.csr"  # one per flush (sparse rows) or compaction (dense rows)

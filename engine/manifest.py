@@ -25,6 +25,7 @@ from engine.format import (
     MANIFEST_MAX_BODY_BYTES,
     MANIFEST_PREFIX,
     NUMBER_DIGITS,
+    OLDEST_MIGRATABLE_FORMAT_VERSION,
     OLDEST_STORE_FORMAT_VERSION,
 )
 
@@ -73,7 +74,11 @@ def decode(data: bytes, path: str) -> Manifest:
     if magic != MANIFEST_MAGIC:
         raise CorruptionError(path, 0, "not a memctl MANIFEST (bad magic)")
     if not OLDEST_STORE_FORMAT_VERSION <= version <= FORMAT_VERSION:
-        raise UnsupportedVersion(path, version, FORMAT_VERSION)
+        advice = None
+        if OLDEST_MIGRATABLE_FORMAT_VERSION <= version < OLDEST_STORE_FORMAT_VERSION:
+            advice = (f"the store predates format {OLDEST_STORE_FORMAT_VERSION}: run `memctl migrate` to upgrade it "
+                      "in place")
+        raise UnsupportedVersion(path, version, FORMAT_VERSION, advice)
     if length > MANIFEST_MAX_BODY_BYTES or MANIFEST_HEADER_SIZE + length != len(data):
         raise CorruptionError(path, 12, f"MANIFEST body length {length} does not match the file")
     body = data[MANIFEST_HEADER_SIZE:]

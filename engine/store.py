@@ -1,17 +1,19 @@
 """Store: one tenant's directory of WAL, segments and MANIFEST, opened as a writer or a reader snapshot.
 
 Write path: a batch is one WAL record and one fsync, then it is applied to the memtable. When the memtable
-passes `flush_bytes`, it is written as a records segment (plus one segment per derived kind that has
-changes), a new WAL is started, and a new MANIFEST naming all of them is published; only then are the old
-WAL and any replaced segments deleted. The batch that takes the memtable past `flush_bytes` skips the WAL:
-it is applied and flushed at once, and the MANIFEST that flush publishes is its commit point.
+passes `flush_bytes`, it is written as a records segment (plus the segments of each derived kind instance
+that has changes), a new WAL is started, and a new MANIFEST naming all of them is published; only then are
+the old WAL and any replaced segments deleted. The batch that takes the memtable past `flush_bytes` skips
+the WAL: it is applied and flushed at once, and the MANIFEST that flush publishes is its commit point.
 
 Read path: a reader takes no writer lock. Holding LOCK.gc shared, it resolves CURRENT → MANIFEST, maps the
 segments and reads the live WAL files up to their last complete record; after that it never touches the
 directory again, so a writer can flush, compact and delete while it reads its snapshot.
 
-Derived kinds (text postings, graph CSR) own the record tables named `<kind>.*`; `engine.kinds` maps a kind
-name to its class. Records stay the source of truth; a kind's segments are indexes built from them.
+Derived kinds (text postings, graph CSR) own record tables: an owner, a kind's unnamed instance "<kind>" or a
+named one "<kind>:<instance>", owns the tables `<owner>.*` and the segments whose MANIFEST entries name it;
+`engine.kinds` maps an owner to its kind class. Records stay the source of truth; an owner's segments are
+indexes built from them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from engine.codec import unpack
 from engine.errors import CorruptionError, EngineError, InputError, StoreClosed
 from engine.format import (
     CURRENT_FILE,
+    INSTANCE_SEPARATOR,
     KIND_RECORDS,
     MANIFEST_PREFIX,
     NUMBER_DIGITS,
@@ -239,6 +242,9 @@ class Store:
             segment = Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
             if segment.kind != entry["kind"]:
                 raise CorruptionError(segment.path, 12, f"segment kind {segment.kind!r}, MANIFEST says {entry['kind']!r}")
+            mismatch = kinds.ownership_problem(entry["kind"], entry["owner"])
+            if mismatch:
+                raise CorruptionError(segment.path, None, mismatch)
             if entry["kind"] == KIND_RECORDS:
                 self.records.append(RecordsSegment(segment))
             else:
@@ -458,13 +464,14 @@ class Store:
         """The unflushed records of `table` (values or TOMBSTONE); for derived kinds."""
         return self.tables.get(table, {})
 
-    def kind(self, name: str):
-        """The query object of a derived kind at this store's current state (cached until the next change)."""
-        cached = self._kind_views.get(name)
+    def kind(self, owner: str):
+        """The query object of a derived kind instance ("text", "text:nodes"…) at this store's current state
+        (cached until the next change)."""
+        cached = self._kind_views.get(owner)
         if cached is not None and cached[0] == self.generation:
             return cached[1]
-        view = kinds.load(name)(self).open(self.kind_segments.get(name, []))
-        self._kind_views[name] = (self.generation, view)
+        view = kinds.open_kind(self, owner).open(self.kind_segments.get(owner, []))
+        self._kind_views[owner] = (self.generation, view)
         return view
 
     # --- flush and compaction ------------------------------------------------------------------------
@@ -479,11 +486,12 @@ class Store:
         return SegmentWriter(os.path.join(self._segment_dir, name), kind)
 
     def _write_derived(self, owner: str, produce) -> list:
-        """Run `produce(new_segment)` for a derived kind; return MANIFEST entries of what it wrote."""
+        """Run `produce(new_segment)` for a derived kind instance; return MANIFEST entries of what it wrote
+        (a segment's kind is "<kind>.<label>" whatever the instance: its entry's owner names the instance)."""
         written: list = []
 
         def new_segment(label: str) -> SegmentWriter:
-            writer = self._segment_writer(f"{owner}.{label}")
+            writer = self._segment_writer(f"{kinds.kind_of(owner)}.{label}")
             written.append(writer)
             return writer
 
@@ -506,8 +514,8 @@ class Store:
         # A kind may build its segments on a thread while the records segment is written (start_flush); the
         # segments are still written, and published, in the same order.
         producers = {}
-        for owner, changes in self._changes_by_kind().items():
-            kind_object = kinds.load(owner)(self)
+        for owner, changes in self._changes_by_owner().items():
+            kind_object = kinds.open_kind(self, owner)
             producers[owner] = kind_object.start_flush(changes) if hasattr(kind_object, "start_flush") else \
                 functools.partial(kind_object.flush, changes)
         if self.tables:
@@ -524,17 +532,17 @@ class Store:
         self.packed_values = {}
         self.memtable_bytes = 0
 
-    def _changes_by_kind(self) -> dict:
+    def _changes_by_owner(self) -> dict:
         changes: dict = {}
         for table, rows in self.tables.items():
-            owner = table.split(".", 1)[0]
+            owner = kinds.owner_of(table)
             if kinds.is_registered(owner):
                 changes.setdefault(owner, {})[table] = rows
         return changes
 
     @_refuse_writes_after_failure
     def compact(self) -> None:
-        """Merge every segment of each kind into one, dropping deleted and superseded records."""
+        """Merge every segment of each kind instance into one, dropping deleted and superseded records."""
         self.flush()
         if not self.manifest.segments:
             return
@@ -548,7 +556,7 @@ class Store:
         else:
             writer.abort()
         for owner, segments in self.kind_segments.items():
-            kind_object = kinds.load(owner)(self)
+            kind_object = kinds.open_kind(self, owner)
             entries += self._write_derived(owner, lambda factory: kind_object.compact(segments, factory))
         fs.failpoint("compact.after_segments")
         self._publish(entries, rotate_wal=False)
@@ -722,12 +730,22 @@ def paused_gc():
 
 def _validate_runs(runs: list) -> None:
     """InputError unless every record operation names a table (str without NUL) and a key (str; a key may
-    hold NUL: the table's NUL ends the table in a composite key)."""
+    hold NUL: the table's NUL ends the table in a composite key), and a table whose owner part names an
+    instance ("<kind>:<instance>.<name>") names a valid instance of a kind that has them: such a table would
+    otherwise be a plain table that no index ever sees."""
     for code, table, keys, _values in runs:
         if code not in (OP_PUT, OP_DELETE):
             continue
-        if type(table) is str and table and "\0" not in table and set(map(type, keys)) <= {str}:
-            continue  # all well: checked at C speed; else the loop below names the first bad operation
-        for key in keys:
-            if not isinstance(table, str) or not isinstance(key, str) or "\0" in table or not table:
-                raise InputError(f"record table and key must be strings without NUL (got {table!r}, {key!r})")
+        if not (type(table) is str and table and "\0" not in table and set(map(type, keys)) <= {str}):
+            _raise_for_bad_operation(table, keys)  # all well is checked at C speed; this names what is not
+        if type(table) is str and INSTANCE_SEPARATOR in table:
+            owner = kinds.owner_of(table)
+            problem = kinds.owner_problem(owner) if INSTANCE_SEPARATOR in owner else None
+            if problem is not None:
+                raise InputError(f"record table {table!r} belongs to no derived kind instance: {problem}")
+
+
+def _raise_for_bad_operation(table, keys: list) -> None:
+    for key in keys:
+        if not isinstance(table, str) or not isinstance(key, str) or "\0" in table or not table:
+            raise InputError(f"record table and key must be strings without NUL (got {table!r}, {key!r})")

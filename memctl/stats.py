@@ -1,4 +1,7 @@
-"""`memctl stats`: sizes on disk and counts, from the MANIFEST and the memtable (no full scans)."""
+"""`memctl stats`: sizes on disk and counts, from the MANIFEST and the memtable (no full scans).
+
+Each derived kind instance is listed under its owner name ("text:nodes", "text:documents", "graph"): its
+segments under "<owner>.<label>" in `segments`, and its own figures (documents, terms…) as a section."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ def collect(memory) -> dict:
     manifest = store.manifest
     segments: dict = {}
     for entry in manifest.segments:
-        kind = segments.setdefault(entry["kind"], {"segments": 0, "bytes": 0})
+        kind = segments.setdefault(_segment_name(entry), {"segments": 0, "bytes": 0})
         kind["segments"] += 1
         kind["bytes"] += entry["size"]
     rows: dict = {}
@@ -57,5 +60,13 @@ def collect(memory) -> dict:
     return result
 
 
+def _segment_name(entry: dict) -> str:
+    """A segment's name in `segments`: "records", or its kind with its owner's instance ("text:nodes.postings",
+    "graph.csr")."""
+    if entry["owner"] == KIND_RECORDS:
+        return KIND_RECORDS
+    return f"{entry['owner']}.{entry['kind'].split('.', 1)[1]}"
+
+
 def _memtable_owners(store) -> set:
-    return {table.split(".", 1)[0] for table in store.tables}
+    return {kinds.owner_of(table) for table in store.tables}

@@ -59,7 +59,8 @@ def edge_key(source: str, edge_type: str, target: str) -> str:
 class GraphKind:
     name = KIND_NAME
 
-    def __init__(self, store):
+    def __init__(self, store, owner: str = KIND_NAME):
+        """owner: always KIND_NAME (engine.kinds gives the graph no named instances: its tables are fixed)."""
         self.store = store
 
     def _bounds(self, parts=()) -> tuple[int, int]:

@@ -32,11 +32,12 @@ from engine.format import (
     GRAPH_NODE_TABLE,
     GRAPH_NODE_TYPE_COUNTER,
     GRAPH_TYPE_TABLE,
-    TEXT_DOCNO_COUNTER,
-    TEXT_DOCUMENT_TABLE,
 )
+from engine.text.tables import text_tables
 
-DERIVED_COUNTERS = (TEXT_DOCNO_COUNTER, GRAPH_NODE_COUNTER, GRAPH_EDGE_COUNTER, GRAPH_NODE_TYPE_COUNTER,
+# The documents go to a named text index, as memctl's do (the unnamed one differs only in its tables' names).
+TEXT_TABLES = text_tables("text:crash")
+DERIVED_COUNTERS = (TEXT_TABLES.docno, GRAPH_NODE_COUNTER, GRAPH_EDGE_COUNTER, GRAPH_NODE_TYPE_COUNTER,
                     GRAPH_EDGE_TYPE_COUNTER)
 DERIVED_RATE = 0.3  # chance that a batch writes text documents, and that it writes graph nodes and edges
 TEXT_KEYS = tuple(f"doc{index:02d}" for index in range(10))
@@ -166,7 +167,7 @@ def warm_up() -> None:
 def text_index(store):
     from engine.text.index import TextIndex
 
-    return TextIndex(store, tokenizer())
+    return TextIndex(store, tokenizer(), owner=TEXT_TABLES.owner)
 
 
 # --- the model ----------------------------------------------------------------------------------------
@@ -187,7 +188,7 @@ class DerivedModel:
         if operation[0] == "text_add":
             for key, document in operation[1]:
                 self.documents[key] = document
-            counters[TEXT_DOCNO_COUNTER] += len(operation[1])
+            counters[TEXT_TABLES.docno] += len(operation[1])
         elif operation[0] == "text_delete":
             self.documents.pop(operation[1], None)
         elif operation[0] == "graph":
@@ -316,7 +317,7 @@ def read_text(store, into: dict | None = None, records: bool = True) -> dict:
     found = {} if into is None else into
     if records:
         found["documents"] = documents = {}
-        for key, record in store.scan(TEXT_DOCUMENT_TABLE):
+        for key, record in store.scan(TEXT_TABLES.documents):
             documents[key] = {"fields": stored.record_texts(record), "type": record.get("type"),
                               "ts": record.get("ts"), "tags": list(record.get("tags", ()))}
     index = text_index(store)

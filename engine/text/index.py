@@ -1,8 +1,10 @@
-"""TextIndex: add, update, delete and search documents of one store's text index.
+"""TextIndex: add, update, delete and search documents of one of a store's text indexes.
 
-Every change is one store batch (one WAL record, one fsync): the document record with its tokens, the
-retirement of the document number it replaces, and a new document number from the `text.docno` counter.
-Searching reads the store's `text` kind view (segments + unflushed records) and never loads jieba.
+A store holds any number of text indexes, one per owner: "text" (the unnamed one) or "text:<instance>"
+(engine.text.tables). Every change is one store batch (one WAL record, one fsync): the document record with
+its tokens, the retirement of the document number it replaces, and a new document number from the index's
+docno counter. Searching reads the store's view of the owner (segments + unflushed records) and never loads
+jieba.
 """
 
 from __future__ import annotations
@@ -11,20 +13,24 @@ import math
 from itertools import chain
 
 from engine.errors import InputError
-from engine.format import OP_DELETE, OP_PUT, TEXT_DEAD_TABLE, TEXT_DOCNO_COUNTER, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE
+from engine.format import OP_DELETE, OP_PUT, TEXT_KIND
 from engine.codec import pack, unpack
 from engine.text import pieces, stored
 from engine.text.stored import DEFAULT_FIELD
 from engine.text.kind import SIGNATURE_KEY, collector_paused, dead_key
+from engine.text.tables import text_tables
 
 
 class TextIndex:
-    """tokenizer: engine.text.tokenizer.Tokenizer (default configuration when None); parameters:
+    """owner: which of the store's text indexes ("text", "text:nodes"…; ValueError for a name that is none);
+    tokenizer: engine.text.tokenizer.Tokenizer (default configuration when None); parameters:
     engine.text.bm25.BM25Parameters; store_text: keep each field's text in its record (for snippets and
     re-tokenizing), or only the tokens; kernels: see engine.text.search.Searcher ("numpy" for the CLI), and
     with numba, batches code their terms by engine.text.term_table.TermTable (the same segments, built faster)."""
 
-    def __init__(self, store, tokenizer=None, parameters=None, store_text: bool = True, kernels: str = "numpy"):
+    def __init__(self, store, tokenizer=None, parameters=None, store_text: bool = True, kernels: str = "numpy",
+                 owner: str = TEXT_KIND):
+        self.tables = text_tables(owner)
         if tokenizer is None:
             from engine.text.tokenizer import Tokenizer
 
@@ -48,7 +54,7 @@ class TextIndex:
         """Index several documents (dicts with key, fields, and optionally type, timestamp, tags) in one
         batch; a key given twice keeps its last version. Nothing is written if any document is invalid."""
         with collector_paused():
-            vocabulary = pieces.pending_of(self.store).vocabulary(self.kernels)
+            vocabulary = pieces.pending_of(self.store, self.tables.owner).vocabulary(self.kernels)
             analysis = _Analysis(self.tokenizer, self.store_text, vocabulary)
             analysis.add(documents)
             return self._add_prepared(analysis.keys, analysis.records, analysis.finish(), batch)
@@ -56,22 +62,23 @@ class TextIndex:
     def _add_prepared(self, keys: list, records: list, piece, batch) -> list:
         if not records:
             return []
+        tables = self.tables
         with _BatchScope(self.store, batch) as active:
             self._write_signature(active)
-            first = active.allocate(TEXT_DOCNO_COUNTER, len(records))
+            first = active.allocate(tables.docno, len(records))
             docnos = range(first, first + len(records))
             for record, docno in zip(records, docnos):
                 record["docno"] = docno
-            retired = self._retired(keys, docnos, _pending_documents(active))
-            active.put_many(TEXT_DEAD_TABLE, retired, [1] * len(retired))
-            active.put_many(TEXT_DOCUMENT_TABLE, keys, records)
+            retired = self._retired(keys, docnos, _pending_documents(active, tables.documents))
+            active.put_many(tables.dead, retired, [1] * len(retired))
+            active.put_many(tables.documents, keys, records)
             # Before the commit: a commit may flush, and the flush takes the piece.
-            pieces.pending_of(self.store).add(piece, first, keys, records)
+            pieces.pending_of(self.store, tables.owner).add(piece, first, keys, records)
         return list(docnos)
 
     def _retired(self, keys: list, docnos, pending: dict) -> list:
-        """text.dead keys of the documents that `keys` replace (in the store, the batch, or earlier in keys)."""
-        current = self.store.get_many(TEXT_DOCUMENT_TABLE, keys)
+        """Dead-table keys of the documents that `keys` replace (in the store, the batch, or earlier in keys)."""
+        current = self.store.get_many(self.tables.documents, keys)
         if not pending and current.count(None) == len(current) and len(set(keys)) == len(keys):
             return []  # all new (a bulk load): no step per document
         retired = []
@@ -85,31 +92,31 @@ class TextIndex:
     def delete(self, key: str, batch=None) -> bool:
         """Remove document `key`; False when there was none."""
         _check_key(key, "delete")
-        docno = self._current_docno(key, _pending_documents(batch))
+        docno = self._current_docno(key, _pending_documents(batch, self.tables.documents))
         if docno is None:
             return False
         with _BatchScope(self.store, batch) as active:
-            active.put(TEXT_DEAD_TABLE, dead_key(docno), 1)
-            active.delete(TEXT_DOCUMENT_TABLE, _plain(key))
+            active.put(self.tables.dead, dead_key(docno), 1)
+            active.delete(self.tables.documents, _plain(key))
         return True
 
     def _current_docno(self, key: str, pending: dict):
         if key in pending:
             return pending[key]
-        record = self.store.get(TEXT_DOCUMENT_TABLE, key)
+        record = self.store.get(self.tables.documents, key)
         return None if record is None else record["docno"]
 
     def _write_signature(self, batch) -> None:
         if self._signature is None:
             # As the store gives it back (lists, not tuples): our batches hand their values over as they are.
             self._signature = unpack(pack(self.tokenizer.signature()))
-        if self.store.get(TEXT_META_TABLE, SIGNATURE_KEY) != self._signature:
-            batch.put(TEXT_META_TABLE, SIGNATURE_KEY, self._signature)
+        if self.store.get(self.tables.meta, SIGNATURE_KEY) != self._signature:
+            batch.put(self.tables.meta, SIGNATURE_KEY, self._signature)
 
     # --- reading -------------------------------------------------------------------------------------
 
     def snapshot(self):
-        return self.store.kind("text")
+        return self.store.kind(self.tables.owner)
 
     def search(self, query: str, top: int = 10, **filters) -> list:
         """engine.text.search.Searcher.search over the store's current state."""
@@ -123,7 +130,7 @@ class TextIndex:
 
     def get(self, key: str) -> dict | None:
         """The document's record; its text, when kept, as a map {field: text} (engine.text.stored.record_texts)."""
-        record = self.store.get(TEXT_DOCUMENT_TABLE, key)
+        record = self.store.get(self.tables.documents, key)
         if record is None or type(record.get("fields")) is not str:
             return record
         return {**record, "fields": stored.record_texts(record)}
@@ -275,11 +282,12 @@ def _plain(text: str) -> str:
     return text if type(text) is str else str.__str__(text)
 
 
-def _pending_documents(batch) -> dict:
-    """key → docno (None when deleted) of the text documents a not yet committed batch already holds."""
+def _pending_documents(batch, documents_table: str) -> dict:
+    """key → docno (None when deleted) of the documents of `documents_table` a not yet committed batch already
+    holds."""
     pending: dict = {}
     for code, table, keys, values in batch.runs if batch is not None else ():
-        if table == TEXT_DOCUMENT_TABLE and code in (OP_PUT, OP_DELETE):
+        if table == documents_table and code in (OP_PUT, OP_DELETE):
             pending.update(zip(keys, [value["docno"] for value in values] if code == OP_PUT else [None] * len(keys)))
     return pending
 

@@ -1,14 +1,16 @@
-"""The `text` derived segment kind: postings segments built from the records of the `text.*` tables.
+"""The `text` derived segment kind: postings segments built from the records of a text index's tables.
 
-Records (the source of truth, written by engine.text.index.TextIndex):
-    text.doc   external key → {"docno", "fields": {name: text}, "tokens": {name: terms},
+A store may hold several text indexes, the instances of this kind: the unnamed one, owner "text", keeps the
+tables `text.*`, a named one, owner "text:<instance>", the tables `text:<instance>.*` (engine.text.tables).
+Records of an instance (the source of truth, written by engine.text.index.TextIndex), by table suffix:
+    doc        external key → {"docno", "fields": {name: text}, "tokens": {name: terms},
                                "positions": {name: positions}, "type", "ts", "tags"} (type, ts and tags
                                only when given); the tokens (encoded as engine.text.stored says, without
                                the maps for a document of the default field alone) are stored so that
                                neither a flush nor a reader's in-memory part needs the tokenizer (jieba)
                                again
-    text.dead  docno as 16 hex digits → 1: a document number that a delete or an update retired
-    text.meta  "tokenizer" → the analysis signature of the documents (Tokenizer.signature())
+    dead       docno as 16 hex digits → 1: a document number that a delete or an update retired
+    meta       "tokenizer" → the analysis signature of the documents (Tokenizer.signature())
 
 A flush writes one `text.postings` segment holding the flushed documents and, in its `deleted` column, the
 docnos retired in that flush (they may live in older segments). A reader combines every segment with an
@@ -26,12 +28,13 @@ from itertools import compress
 import numpy as np
 
 from engine.errors import CorruptionError
-from engine.format import TEXT_DEAD_TABLE, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE, TEXT_SEGMENT_KIND
+from engine.format import TEXT_KIND, TEXT_SEGMENT_KIND
 from engine.records import TOMBSTONE
 from engine.text.reader import TextSegment, verify
+from engine.text.tables import text_tables
 
 SIGNATURE_KEY = "tokenizer"
-SEGMENT_LABEL = TEXT_SEGMENT_KIND.split(".", 1)[1]  # the store names segments "<owner>.<label>"
+SEGMENT_LABEL = TEXT_SEGMENT_KIND.split(".", 1)[1]  # the store names segments "<kind>.<label>"
 
 
 def dead_key(docno: int) -> str:
@@ -39,19 +42,20 @@ def dead_key(docno: int) -> str:
 
 
 class TextKind:
-    name = "text"
+    name = TEXT_KIND
 
-    def __init__(self, store):
+    def __init__(self, store, owner: str = TEXT_KIND):
         self.store = store
+        self.tables = text_tables(owner)
 
     def _signature(self) -> dict:
-        return self.store.get(TEXT_META_TABLE, SIGNATURE_KEY) or {}
+        return self.store.get(self.tables.meta, SIGNATURE_KEY) or {}
 
     def _snapshot_signature(self, segments: list) -> dict:
         """The signature as `_signature`, without reading the records segments when it can: a changed one is
         in the memtable, else the newest text segment carries the one it was built with (a first read from
         a records segment verifies the checksum of its whole values column: tens of ms on the cold path)."""
-        pending = self.store.memtable(TEXT_META_TABLE).get(SIGNATURE_KEY)
+        pending = self.store.memtable(self.tables.meta).get(SIGNATURE_KEY)
         if pending is not None and pending is not TOMBSTONE:
             return pending
         if segments and segments[-1].meta.get("tokenizer"):
@@ -76,11 +80,13 @@ class TextKind:
         from engine.text.build import build_sources
 
         with collector_paused():
-            dead = _dead_docnos(changes.get(TEXT_DEAD_TABLE, {}))
-            sources = _sources(changes.get(TEXT_DOCUMENT_TABLE, {}), dead, pieces.take(self.store))
+            tables = self.tables
+            dead = _dead_docnos(changes.get(tables.dead, {}), tables.dead)
+            sources = _sources(changes.get(tables.documents, {}), dead, pieces.take(self.store, tables.owner),
+                               tables.documents)
             if not sources.docnos and not dead:
                 return None
-            return _guarded(build_sources, sources, sorted(dead), signature)
+            return _guarded(build_sources, sources, sorted(dead), signature, tables.documents)
 
     def compact(self, segments: list, new_segment) -> None:
         from engine.text.build import merge
@@ -88,7 +94,7 @@ class TextKind:
         readers = [TextSegment.from_segment(segment) for segment in segments]
         deleted = np.unique(np.concatenate([reader.deleted for reader in readers] or [np.zeros(0, np.int64)]))
         with collector_paused():
-            columns, meta = _guarded(merge, readers, deleted, self._signature())
+            columns, meta = _guarded(merge, readers, deleted, self._signature(), self.tables.documents)
         if meta["documents"]:
             _write(new_segment(SEGMENT_LABEL), columns, meta)
 
@@ -102,15 +108,16 @@ class TextKind:
         parts = [TextSegment.from_segment(segment) for segment in segments]
         signature = self._snapshot_signature(segments)
         with collector_paused():
-            dead = _dead_docnos(self.store.memtable(TEXT_DEAD_TABLE))
-            rows = self.store.memtable(TEXT_DOCUMENT_TABLE)
+            tables = self.tables
+            dead = _dead_docnos(self.store.memtable(tables.dead), tables.dead)
+            rows = self.store.memtable(tables.documents)
             if rows:  # else the cold path of a search imports nothing of the build
                 from engine.text import pieces
                 from engine.text.build import build_memory
 
-                sources = _sources(rows, dead, pieces.peek(self.store))
+                sources = _sources(rows, dead, pieces.peek(self.store, tables.owner), tables.documents)
                 if sources.docnos:
-                    parts.append(_guarded(build_memory, sources, (), signature))
+                    parts.append(_guarded(build_memory, sources, (), signature, tables.documents))
         return TextSnapshot(parts, sorted(dead), signature)
 
 
@@ -155,7 +162,7 @@ class TextSnapshot:
         return searcher
 
 
-def _dead_docnos(rows: dict) -> set:
+def _dead_docnos(rows: dict, table: str) -> set:
     dead = set()
     for key, value in rows.items():
         if value is TOMBSTONE:
@@ -163,13 +170,13 @@ def _dead_docnos(rows: dict) -> set:
         try:
             dead.add(int(key, 16))
         except ValueError:
-            raise CorruptionError(TEXT_DEAD_TABLE, None, f"record key {key!r} is not a hex document number") from None
+            raise CorruptionError(table, None, f"record key {key!r} is not a hex document number") from None
     return dead
 
 
-def _sources(rows: dict, dead: set, pending):
-    """The live documents of text.doc `rows`, their tokens from the writer's pieces (`pending`,
-    engine.text.pieces.PendingTokens or None) where those hold them, else from the records."""
+def _sources(rows: dict, dead: set, pending, table: str):
+    """The live documents of `rows` of the documents table `table`, their tokens from the writer's pieces
+    (`pending`, engine.text.pieces.PendingTokens or None) where those hold them, else from the records."""
     from engine.text.build import Sources
 
     sources = Sources([], [], [], [], [], [], [])
@@ -192,7 +199,7 @@ def _sources(rows: dict, dead: set, pending):
     if held_documents < len(rows):
         rest = rows if not covered else {key: rows[key] for key in rows.keys() - covered}
         for key, value in rest.items():
-            _add_record(sources, key, value, dead)
+            _add_record(sources, key, value, dead, table)
     return sources
 
 
@@ -216,7 +223,7 @@ def _add_piece_documents(sources, number: int, first: int, keys: list, records: 
     sources.piece_documents += chosen.tolist()
 
 
-def _add_record(sources, key: str, value, dead: set) -> None:
+def _add_record(sources, key: str, value, dead: set, table: str) -> None:
     """A document from its record alone (replayed, or written by another handle); TOMBSTONE and retired
     documents are left out."""
     from engine.text import stored
@@ -232,7 +239,7 @@ def _add_record(sources, key: str, value, dead: set) -> None:
         sources.timestamps.append(value.get("ts"))
         sources.tags.append(value.get("tags") or ())
     except (KeyError, TypeError, AttributeError, ValueError):
-        raise CorruptionError(TEXT_DOCUMENT_TABLE, None, f"text document record {key!r} is malformed") from None
+        raise CorruptionError(table, None, f"text document record {key!r} is malformed") from None
     sources.docnos.append(docno)
     sources.keys.append(key)
     sources.piece_of.append(-1)
@@ -244,13 +251,14 @@ _TYPE, _TIMESTAMP, _TAGS = (operator.methodcaller("get", name, default) for name
                             (("type", None), ("ts", None), ("tags", ())))
 
 
-def _guarded(builder, sources: list, deleted, signature):
+def _guarded(builder, sources: list, deleted, signature, table: str):
     """Build from stored tokens or segments; inputs that do not fit together (token and position counts,
-    overlapping docno ranges) mean damaged records or segments, not a bug to show as a traceback."""
+    overlapping docno ranges) mean damaged records (of the documents table `table`) or segments, not a bug to
+    show as a traceback."""
     try:
         return builder(sources, deleted, signature)
     except (ValueError, TypeError) as error:
-        raise CorruptionError(TEXT_DOCUMENT_TABLE, None, f"text index inputs are inconsistent ({error})") from None
+        raise CorruptionError(table, None, f"text index inputs are inconsistent ({error})") from None
 
 
 @contextmanager

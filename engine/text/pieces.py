@@ -6,10 +6,11 @@ of every term exists then anyway); records read back (WAL replay, another writer
 into one. Mapping 1.4M term strings to numbers is most of a 100k-document build's cost, and the strings
 split back out of the records cost as much again: a flush that finds the batch's piece pays neither.
 
-PendingTokens holds the pieces of a writer's unflushed batches, keyed by the store (weakly: a closed
-store's pieces go with it). A flush uses a document's piece only when the memtable holds the very record
-(or an equal one) the piece was made from, so a replaced, replayed or foreign record is decoded from the
-record as before: the records stay the source of truth, and the pieces a shortcut to the same arrays.
+PendingTokens holds the pieces of a writer's unflushed batches to one text index, keyed by the store
+(weakly: a closed store's pieces go with it) and the index's owner ("text:nodes"…). A flush uses a
+document's piece only when the memtable holds the very record (or an equal one) the piece was made from, so
+a replaced, replayed or foreign record is decoded from the record as before: the records stay the source of
+truth, and the pieces a shortcut to the same arrays.
 """
 
 from __future__ import annotations
@@ -175,20 +176,21 @@ def _same_analysis(row, record: dict) -> bool:
             and row.get("positions") == record["positions"])
 
 
-_PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # store → {owner: PendingTokens}
 
 
-def pending_of(store) -> PendingTokens:
-    found = _PENDING.get(store)
+def pending_of(store, owner: str) -> PendingTokens:
+    of_store = _PENDING.setdefault(store, {})
+    found = of_store.get(owner)
     if found is None:
-        found = _PENDING[store] = PendingTokens()
+        found = of_store[owner] = PendingTokens()
     return found
 
 
-def peek(store) -> PendingTokens | None:
-    return _PENDING.get(store)
+def peek(store, owner: str) -> PendingTokens | None:
+    return _PENDING.get(store, {}).get(owner)
 
 
-def take(store) -> PendingTokens | None:
-    """The store's pieces, forgotten here: a flush empties the memtable they stand for."""
-    return _PENDING.pop(store, None)
+def take(store, owner: str) -> PendingTokens | None:
+    """The pieces of text index `owner`, forgotten here: a flush empties the memtable they stand for."""
+    return _PENDING.get(store, {}).pop(owner, None)

@@ -1,4 +1,5 @@
-"""`memctl index` and `memctl search`: plain documents in the keyword index (BM25+ over engine/text).
+"""`memctl index` and `memctl search`: plain documents in the document index (BM25+ over engine/text), the
+store's `text:documents` index, apart from the memory graph's node index that recall reads (memctl.indexes).
 
 `search` is the cold path the recall budget is measured on: it imports numpy and the few engine/text modules
 a query touches, never jieba, numba or rich. No `from __future__ import annotations`: typer would evaluate
@@ -8,6 +9,7 @@ every annotation string of the module at start-up.
 import typer
 
 from memctl.cli.common import open_memory, print_json
+from memctl.indexes import DOCUMENTS
 from memctl.isotime import parse_time
 from memctl.settings.text_index import text_settings
 
@@ -26,7 +28,7 @@ def index(
                                help="strict: refuse invalid UTF-8; replace: accept it with U+FFFD."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
-    """Add plain documents to the keyword index (re-adding a file name replaces it), or --delete them.
+    """Add plain documents to the document index (re-adding a file name replaces it), or --delete them.
 
     Every file is read and checked before anything is stored, and the whole command is one atomic batch:
     a binary or non-UTF-8 file (exit 2, naming the byte offset) or an unknown --delete key stores nothing.
@@ -38,7 +40,7 @@ def index(
         from engine.text.index import TextIndex
 
         tokenizer, parameters = text_settings(memory.config)
-        text_index = TextIndex(memory.store, tokenizer, parameters)
+        text_index = TextIndex(memory.store, tokenizer, parameters, owner=DOCUMENTS)
         if add:
             documents = read_documents(files, type_, tag or [], errors, memory.config.get("ingest.max_file_bytes"))
             replaced = sum(text_index.get(document["key"]) is not None for document in documents)
@@ -130,7 +132,7 @@ def search(
         _usage(f"--since {since} is after --until {until}")
     with open_memory(context, writable=False, holder="memctl search") as memory:
         tokenizer, parameters = text_settings(memory.config)
-        searcher = memory.store.kind("text").searcher(tokenizer, parameters)
+        searcher = memory.store.kind(DOCUMENTS).searcher(tokenizer, parameters)
         hits = searcher.search(query, top, types=type_ or None, since=window[0], until=window[1], tags=tag or None)
     rows = [{"rank": rank, "key": hit.key, "score": hit.score, "terms": hit.terms, "type": hit.type,
              "time": _iso(hit.timestamp)} for rank, hit in enumerate(hits, start=1)]

@@ -1,4 +1,4 @@
-"""R2G's side of the NodeIndex: the store's text index opened with the configured tokenizer, keeping tokens only.
+"""R2G's side of the NodeIndex: the store's `text:nodes` index opened with the configured tokenizer, keeping tokens only.
 What a document holds is memctl.node_documents'.
 
 Only tokens are stored (TextIndex store_text=False): the node's text lives in the graph and the turn's in its
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 
 def open_index(store, config=None):
-    """A TextIndex over the store configured by the `index` settings, keeping tokens only."""
+    """The store's node index (memctl.indexes.NODES) configured by the `index` settings, keeping tokens only."""
     from engine.text.index import TextIndex
+    from memctl.indexes import NODES
     from memctl.settings.text_index import text_settings
 
     tokenizer, parameters = text_settings(config)
-    return TextIndex(store, CachingTokenizer(tokenizer), parameters, store_text=False)
+    return TextIndex(store, CachingTokenizer(tokenizer), parameters, store_text=False, owner=NODES)
 
 
 class CachingTokenizer:

@@ -32,11 +32,12 @@ class Seed:
 
 
 class NodeSearch:
-    """BM25F over the store's text index, with recall's field weights and query rules."""
+    """BM25F over the store's node index (memctl.indexes.NODES), with recall's field weights and query rules."""
 
     def __init__(self, store, config, settings):
         from dataclasses import replace
 
+        from memctl.indexes import NODES
         from memctl.settings.text_index import text_settings
         from memctl.recall.query import QueryTokenizer
 
@@ -44,7 +45,7 @@ class NodeSearch:
         self.tokenizer = QueryTokenizer(tokenizer, settings.drop_single_cjk)
         self.parameters = replace(parameters, field_weights={**parameters.field_weights,
                                                              **settings.field_weights})
-        self.searcher = store.kind("text").searcher(self.tokenizer, self.parameters, "numpy")
+        self.searcher = store.kind(NODES).searcher(self.tokenizer, self.parameters, "numpy")
         self.settings = settings
         self._names: dict = {}
         self._vocabulary = None

@@ -51,7 +51,7 @@ def text_rows(isolated_home) -> int:
     if not os.path.exists(directory):
         return 0
     with Store.open(directory, writable=False) as store:
-        return sum(1 for _ in store.scan("text.doc"))
+        return sum(1 for _ in store.scan("text:documents.doc"))
 
 
 def test_index_a_directory_then_search_chinese_english_and_codes(cli, corpus):
@@ -185,10 +185,10 @@ def test_results_identical_after_flushes_and_compaction(cli, corpus, tmp_path, i
     cli("--config", str(tiny), "index", "--delete", str(corpus / "wifi.txt"))
     before = [hits_of(cli("search", query, "--json")) for query in queries]
     with Store.open(tenant_dir(str(isolated_home), "default"), writable=False) as store:
-        assert len(store.kind_segments["text"]) >= 5
+        assert len(store.kind_segments["text:documents"]) >= 5
     assert cli("compact").exit_code == 0
     with Store.open(tenant_dir(str(isolated_home), "default"), writable=False) as store:
-        assert len(store.kind_segments["text"]) == 1
+        assert len(store.kind_segments["text:documents"]) == 1
     after = [hits_of(cli("search", query, "--json")) for query in queries]
     assert after == before
     assert before[0][0][0].endswith("bluetooth.txt") and before[3] == []
@@ -233,7 +233,7 @@ def test_tokenizer_and_bm25_settings_come_from_the_config(cli, corpus, tmp_path)
 def test_stats_show_the_text_index_and_its_cjk_mode(cli, corpus):
     cli("index", "--add", str(corpus))
     cli("index", "--delete", str(corpus / "wifi.txt"))
-    text = json.loads(cli("stats", "--json").stdout)["text"]
+    text = json.loads(cli("stats", "--json").stdout)["text:documents"]
     assert text["documents"] == 4 and text["cjk_mode"] == "jieba" and text["stemmer"] == "english"
     assert set(text["average_field_tokens"]) == {"title", "text"}
     assert "cjk_mode" in cli("stats").stdout
@@ -254,4 +254,4 @@ def test_indexing_and_flushing_in_a_fresh_process_never_load_numba(corpus, isola
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "NUMBA False"
     with Store.open(tenant_dir(str(isolated_home), "default"), writable=False) as store:
-        assert len(store.kind_segments["text"]) == 1  # the flush built a text segment, with numpy
+        assert len(store.kind_segments["text:documents"]) == 1  # the flush built a text segment, with numpy

@@ -20,6 +20,7 @@ from engine.format import (
 )
 from engine.store import Store
 from engine.testing import damage, reference
+from engine_testkit import rewrite_manifest_as
 
 NEWER = FORMAT_VERSION + 1
 
@@ -78,6 +79,14 @@ def test_a_manifest_from_a_newer_format_is_unsupported(store):
     rewrite(file_of(store, "manifest"), set_u32(8, NEWER))
     errors = refused_without_change(store, UnsupportedVersion)
     assert errors[0].found == NEWER and "upgrade memctl" in str(errors[0])
+
+
+def test_a_store_of_format_3_is_refused_with_the_advice_to_migrate(store):
+    """Format 3 kept memctl's nodes and documents in one unnamed text index: a format-4 memctl reads it as
+    neither, so it refuses it (readers and writers alike) until `memctl migrate` upgrades it."""
+    rewrite_manifest_as(store, 3)
+    errors = refused_without_change(store, UnsupportedVersion)
+    assert all(error.found == 3 and "predates format 4: run `memctl migrate`" in str(error) for error in errors)
 
 
 def test_a_segment_from_a_newer_format_is_unsupported(store):

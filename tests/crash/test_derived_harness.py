@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.format import GRAPH_DEAD_TABLE, TEXT_DOCUMENT_TABLE
+from engine.format import GRAPH_DEAD_TABLE
 from engine.graph.kind import GraphKind
 from engine.testing import crashchild
+from engine.testing.derived import TEXT_TABLES
 from engine.testing.tools import seed
 from engine.testing.workload import Progress, RecoveryFailure, verify_recovery
 from engine.text import build as text_build
@@ -31,9 +32,9 @@ def test_a_text_flush_that_drops_a_document_is_caught(tmp_path, monkeypatch):
     original = TextKind._build  # what a flush builds its segment with, in one step or two (start_flush)
 
     def lossy(self, changes, *arguments):
-        documents = dict(changes.get(TEXT_DOCUMENT_TABLE, {}))
+        documents = dict(changes.get(TEXT_TABLES.documents, {}))
         documents.pop(min(documents, default=None), None)
-        return original(self, {**changes, TEXT_DOCUMENT_TABLE: documents}, *arguments)
+        return original(self, {**changes, TEXT_TABLES.documents: documents}, *arguments)
 
     monkeypatch.setattr(TextKind, "_build", lossy)
     model = run_workload(str(tmp_path / "store"), seed(701))

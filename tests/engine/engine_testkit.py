@@ -7,6 +7,7 @@ directory's conftest.
 from __future__ import annotations
 
 import os
+import struct
 
 from engine import fs
 
@@ -45,3 +46,19 @@ def flip_byte(path: str, offset: int, mask: int = 0x01) -> None:
         byte = handle.read(1)[0]
         handle.seek(offset)
         handle.write(bytes((byte ^ mask,)))
+
+
+def rewrite_manifest_as(store_path: str, version: int) -> None:
+    """Make the live MANIFEST say it was written by format `version` (header and body), as an older memctl
+    would have written it; the segments and WAL stay as they are (their bytes carry no store format)."""
+    from engine import manifest as manifest_module
+    from engine.codec import crc32, pack
+    from engine.format import MANIFEST_HEADER_FORMAT, MANIFEST_MAGIC
+
+    path = os.path.join(store_path, manifest_module.read_current(store_path))
+    with open(path, "rb") as handle:
+        manifest = manifest_module.decode(handle.read(), path)
+    manifest.version = version
+    body = pack(manifest.body())
+    with open(path, "wb") as handle:
+        handle.write(struct.pack(MANIFEST_HEADER_FORMAT, MANIFEST_MAGIC, version, len(body), crc32(body), 0) + body)

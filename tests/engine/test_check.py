@@ -283,7 +283,7 @@ def test_records_invariants(store_path, keys, hashes, key_offsets, tables, reaso
 
 
 class CheckedKind:
-    def __init__(self, store):
+    def __init__(self, store, owner):
         self.store = store
 
     def check(self, segments):
@@ -310,4 +310,4 @@ def test_segments_of_an_unknown_kind(store_path):
     populated(store_path).close()
     publish_extra_segment(store_path, "mystery.x", "mystery", {"a": np.arange(3)}, {})
     messages = [problem["message"] for problem in check_store(store_path).problems]
-    assert messages == ["segments of unknown kind 'mystery'"]
+    assert messages == ["segments of 'mystery': no derived segment kind named 'mystery'"]

@@ -17,6 +17,7 @@ from engine.format import (
     MANIFEST_HEADER_SIZE,
     MANIFEST_MAGIC,
     MANIFEST_PREFIX,
+    OLDEST_MIGRATABLE_FORMAT_VERSION,
     OLDEST_STORE_FORMAT_VERSION,
     TEMP_SUFFIX,
 )
@@ -115,11 +116,20 @@ def test_newer_version_is_refused():
         decode(with_header(GOOD_BODY, version=FORMAT_VERSION + 1), "MANIFEST-000007")
 
 
-def test_store_of_an_older_format_is_refused_with_how_to_recreate_it():
+def test_store_of_format_1_is_refused_with_how_to_recreate_it():
     # Format 1 kept raw.turns as rows: reading those records as columns would misread them.
     with pytest.raises(UnsupportedVersion, match="re-create it") as caught:
-        decode(with_header(GOOD_BODY, version=OLDEST_STORE_FORMAT_VERSION - 1), "MANIFEST-000007")
-    assert caught.value.found == OLDEST_STORE_FORMAT_VERSION - 1
+        decode(with_header(GOOD_BODY, version=OLDEST_MIGRATABLE_FORMAT_VERSION - 1), "MANIFEST-000007")
+    assert caught.value.found == 1 and "migrate" not in str(caught.value)
+
+
+@pytest.mark.parametrize("version", range(OLDEST_MIGRATABLE_FORMAT_VERSION, OLDEST_STORE_FORMAT_VERSION))
+def test_store_of_a_format_before_4_is_refused_with_the_advice_to_migrate(version):
+    # Formats 2 and 3 kept memctl's nodes and documents in the one unnamed text index.
+    assert (OLDEST_MIGRATABLE_FORMAT_VERSION, OLDEST_STORE_FORMAT_VERSION) == (2, 4)
+    with pytest.raises(UnsupportedVersion, match="predates format 4: run `memctl migrate`") as caught:
+        decode(with_header(GOOD_BODY, version=version), "MANIFEST-000007")
+    assert caught.value.found == version and caught.value.exit_code == 3
 
 
 def test_file_names():

@@ -73,7 +73,7 @@ def _wal_payloads(store_path: str) -> list[bytes]:
 def test_every_msgpack_object_is_of_the_profile(samples_store):
     checked = {what for what, _value in _every_msgpack_value(samples_store)}
     assert {"MANIFEST", "segment meta", "WAL batch", "raw.chunk", "raw.turns", "raw.turns columns", "graph.node",
-            "graph.edge", "graph.type", "text.doc", "text.meta"} <= checked
+            "graph.edge", "graph.type", "text:nodes.doc", "text:nodes.meta"} <= checked
 
 
 def test_wal_batches_are_sequence_and_operations(samples_store):

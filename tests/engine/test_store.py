@@ -908,7 +908,7 @@ def test_deletion_waits_while_a_reader_is_opening(store):
 class KeyListKind:
     """A minimal derived kind: one segment listing the live keys of its tables."""
 
-    def __init__(self, store):
+    def __init__(self, store, owner):
         self.store = store
 
     def flush(self, changes, new_segment):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE, TEXT_DOCUMENT_TABLE
+from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
 from engine.graph.api import GraphStore
+from engine.text.tables import text_tables
+from memctl.indexes import NODES
 from memctl.ingest.api import ingest_paths
 from memctl.memory import Memory
 
@@ -69,5 +71,6 @@ def dump(home) -> dict:
             if not record.get("deleted"):
                 edges[key] = (keys_by_id[record["src"]], edge_types[record["type"]], keys_by_id[record["dst"]],
                               record["weight"], record["confidence"], record.get("props"))
-        documents = {key: (record["type"], record["tokens"]) for key, record in store.scan(TEXT_DOCUMENT_TABLE)}
+        documents = {key: (record["type"], record["tokens"])
+                     for key, record in store.scan(text_tables(NODES).documents)}
         return {"nodes": nodes, "edges": edges, "documents": documents}

@@ -8,10 +8,12 @@ from engine.errors import InputError
 from engine.store import Store
 from engine.text.index import TextIndex
 from engine.text.search import Searcher
+from engine.text.tables import text_tables
 from engine.text.tokenizer import Tokenizer
 from text_testkit import document, segment
 
 TOKENIZER = Tokenizer()
+UNNAMED = text_tables("text")  # the tables of the unnamed text index, which TextIndex writes by default
 
 
 class Crash(Exception):
@@ -253,7 +255,6 @@ def test_field_weights_and_filters_through_the_index(store):
 
 def test_records_of_format_2_are_read_flushed_and_compacted_like_new_ones(tmp_path):
     """Format 2 kept each field's tokens as a [terms, positions] pair and always wrote "tags"."""
-    from engine.format import TEXT_DOCNO_COUNTER, TEXT_DOCUMENT_TABLE
     from engine.text import stored
 
     texts = {"old1": "蓝牙耳机 打不开 alpha", "old2": "beta alpha alpha", "new": "gamma 蓝牙 beta"}
@@ -264,11 +265,11 @@ def test_records_of_format_2_are_read_flushed_and_compacted_like_new_ones(tmp_pa
     with Store.open(str(tmp_path / "store")) as store:
         with store.batch() as batch:
             for docno, key in enumerate(["old1", "old2"]):
-                batch.put(TEXT_DOCUMENT_TABLE, key, {
+                batch.put(UNNAMED.documents, key, {
                     "docno": docno, "fields": {"title": key, "text": texts[key]}, "type": None, "ts": None, "tags": [],
                     "tokens": {name: list(stored.encode(*TOKENIZER.index_tokens(text)))
                                for name, text in (("title", key), ("text", texts[key]))}})
-            batch.allocate(TEXT_DOCNO_COUNTER, 2)
+            batch.allocate(UNNAMED.docno, 2)
         index = TextIndex(store, TOKENIZER)
         index.add("new", {"title": "new", "text": texts["new"]})
         record = index.get("new")
@@ -283,12 +284,11 @@ def test_records_of_format_2_are_read_flushed_and_compacted_like_new_ones(tmp_pa
 
 def test_malformed_document_records_are_corruption_at_flush(store):
     from engine.errors import CorruptionError
-    from engine.format import TEXT_DOCUMENT_TABLE
 
     index = TextIndex(store, TOKENIZER)
     index.add("fine", "alpha beta")
     with store.batch() as batch:
-        batch.put(TEXT_DOCUMENT_TABLE, "bad", {"docno": 7, "tokens": {"text": "alpha"}, "positions": {"title": b"\0\0"}})
+        batch.put(UNNAMED.documents, "bad", {"docno": 7, "tokens": {"text": "alpha"}, "positions": {"title": b"\0\0"}})
     with pytest.raises(CorruptionError, match="'bad' is malformed"):
         store.flush()
 
@@ -339,7 +339,6 @@ def test_a_flush_from_the_analysed_batches_writes_the_segment_a_replayed_wal_doe
 
 @pytest.mark.parametrize("store_text", [True, False])
 def test_a_document_of_the_text_field_alone_keeps_its_tokens_without_maps(tmp_path, store_text):
-    from engine.format import TEXT_DOCUMENT_TABLE
     from engine.text import stored
 
     path = str(tmp_path / "store")
@@ -350,8 +349,8 @@ def test_a_document_of_the_text_field_alone_keeps_its_tokens_without_maps(tmp_pa
                         {"key": "mapped", "fields": {"text": "蓝牙耳机 alpha"}}])
         expected = results(index, "alpha 蓝牙")
     with Store.open(path, writable=False) as reopened:  # the records as the WAL gives them back
-        plain, named, both = (reopened.get(TEXT_DOCUMENT_TABLE, key) for key in ("plain", "named", "both"))
-        assert reopened.get(TEXT_DOCUMENT_TABLE, "mapped") == {**plain, "docno": 3}  # the same record either way
+        plain, named, both = (reopened.get(UNNAMED.documents, key) for key in ("plain", "named", "both"))
+        assert reopened.get(UNNAMED.documents, "mapped") == {**plain, "docno": 3}  # the same record either way
         terms, positions = TOKENIZER.index_tokens("蓝牙耳机 alpha")
         assert plain == {"tokens": " ".join(terms), "positions": stored.encode(terms, positions)[1], "docno": 0,
                          **({"fields": "蓝牙耳机 alpha"} if store_text else {})}

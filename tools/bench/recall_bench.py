@@ -53,7 +53,7 @@ store = Store.open(sys.argv[1], writable=False)
 opened = time.perf_counter()
 store.get("graph.node", "n0000001")
 record = time.perf_counter()
-store.kind("text").searcher(Tokenizer()).search("driver crash", 10)
+store.kind("text:nodes").searcher(Tokenizer()).search("driver crash", 10)
 text = time.perf_counter()
 view = GraphStore(store).snapshot().view
 gather(view, np.arange(20, dtype=np.int64), "both")

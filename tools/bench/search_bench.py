@@ -49,6 +49,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import compile_bytecode, table, write_section  # noqa: E402
+from memctl.indexes import DOCUMENTS  # noqa: E402  the index `memctl search`, timed below, reads
 
 LOCOMO_PATH = os.path.join(os.path.dirname(ROOT), "shared", "locomo", "locomo-dev.json")
 TOP = 10
@@ -237,7 +238,7 @@ def _timed_build(directory: str, keys: list, texts: list, tokenizer, store_text:
     # transaction) in a store of the default flush size, then a flush (a no-op when the batch filled the
     # memtable: the commit then flushed it, skipping the WAL).
     with Store.open(directory) as store:
-        index = TextIndex(store, tokenizer, store_text=store_text, kernels=kernels)
+        index = TextIndex(store, tokenizer, store_text=store_text, kernels=kernels, owner=DOCUMENTS)
         # Text given alone: the API's form for a document of the one field "text" (no map per document).
         index.add_many([{"key": key, "fields": text} for key, text in zip(keys, texts)])
         store.flush()
@@ -250,7 +251,7 @@ def memctl_searchers(directory: str, tokenizer):
     from engine.text.search import Searcher
 
     store = Store.open(directory, writable=False)
-    snapshot = store.kind("text")
+    snapshot = store.kind(DOCUMENTS)
     searchers = {mode: snapshot.searcher(tokenizer, kernels=mode) for mode in ("numpy", "numba")}
     # A searcher of its own: forgetting before each query must not empty the memory of the "numpy" one.
     searchers[FORGETFUL] = Searcher(snapshot.parts, tokenizer, deleted=snapshot.deleted)
@@ -447,7 +448,7 @@ def add_unflushed(directory: str, corpus: Corpus, tokenizer, tokens: dict, targe
     from engine.text.index import TextIndex
 
     with Store.open(directory, flush_bytes=1 << 62) as store:
-        index = TextIndex(store, Pretokenized(tokenizer, tokens))
+        index = TextIndex(store, Pretokenized(tokenizer, tokens), owner=DOCUMENTS)
         number = start
         while store.memtable_bytes < target_bytes:
             batch = []
