@@ -1,45 +1,106 @@
-"""Memory: the Python API over one tenant's store. The CLI is a thin layer over it.
+"""Memory: the Python API over one tenant's store, and the one entry point of the CLI.
 
     with Memory.open(home="~/mem", tenant="default", writable=True, holder="memctl ingest") as memory:
-        ...
+        memory.ingest(["chat.txt"])
+        memory.r2g()
+        memory.recall("Win11 蓝牙 打不开", budget=1500)
 
 Readers (writable=False) take no lock and see a snapshot; a writer holds the tenant's LOCK until close().
+Capabilities apart from the memory lifecycle hang off three attributes: `memory.graph` (the graph, directly),
+`memory.documents` (plain documents and their keyword index) and `memory.raw` (the stored raw chunks).
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
+from functools import cached_property
 
 from memctl.paths import CONFIG_FILE, tenant_dir
 from memctl.settings import Settings, load
 
 
 class Memory:
-    def __init__(self, store, directory: str, tenant: str, config: Settings):
-        self.store = store
+    def __init__(self, store, directory: str, tenant: str, config: Settings, opener=None):
+        self._store = store
+        self._opener = opener
         self.directory = directory
         self.tenant = tenant
         self.config = config
 
     @classmethod
     def open(cls, home: str | None = None, tenant: str = "default", config_file: str | None = None,
-             writable: bool = False, wait: float = 0.0, holder: str = "memctl") -> "Memory":
-        from engine.store import Store
-
+             writable: bool = False, wait: float = 0.0, holder: str = "memctl", lazy: bool = False) -> "Memory":
+        """Open a tenant's memory. lazy=True loads the settings now but opens the store (creating it, taking
+        the writer lock) at its first use, so a command that checks its input first leaves no trace on bad
+        input; a busy or damaged store is then reported at that first use."""
         directory = tenant_dir(home, tenant)
         config = load(os.path.join(directory, CONFIG_FILE), config_file)
-        store = Store.open(directory, writable=writable, wait=wait, holder=holder,
-                           flush_bytes=config.get("engine.flush_bytes"))
-        return cls(store, directory, tenant, config)
+
+        def opener():
+            from engine.store import Store
+
+            return Store.open(directory, writable=writable, wait=wait, holder=holder,
+                              flush_bytes=config.get("engine.flush_bytes"))
+
+        memory = cls(None, directory, tenant, config, opener)
+        if not lazy:
+            memory.store  # noqa: B018 - opens it
+        return memory
+
+    @property
+    def store(self):
+        """The engine store, opened on first use by a lazy Memory."""
+        if self._store is None:
+            self._store = self._opener()
+        return self._store
 
     def close(self) -> None:
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> "Memory":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    # --- capabilities ---------------------------------------------------------------------------------------
+
+    @cached_property
+    def graph(self):
+        """The memory graph, directly: see memctl/graph.py."""
+        from memctl.graph import Graph
+
+        return Graph(self)
+
+    @cached_property
+    def documents(self):
+        """Plain documents and their keyword index: see memctl/documents.py."""
+        from memctl.documents import Documents
+
+        return Documents(self)
+
+    @cached_property
+    def raw(self):
+        """The stored raw chunks: see memctl/raw_chunks.py."""
+        from memctl.raw_chunks import RawChunks
+
+        return RawChunks(self)
+
+    # --- store ----------------------------------------------------------------------------------------------
+
+    def ingest(self, paths=(), texts=(), format: str = "auto", errors: str = "strict", progress=None,
+               stdin=None) -> dict:
+        """Store raw conversations from files, directories, globs and "-" (`stdin`, a binary stream) in `paths`
+        and literal `texts`, as one atomic batch. Every input is read and checked before the store is touched.
+        progress(stage, done, total): stage "parse" (bytes), then "store" (chunks). See memctl/ingest/api.py."""
+        from memctl.ingest.api import ingest_paths
+
+        return ingest_paths(lambda: nullcontext(self.store), paths, texts, format, errors, self.config, progress,
+                            stdin)
+
+    # --- remember -------------------------------------------------------------------------------------------
 
     def r2g(self, source: str = "raw", path: str | None = None, rebuild: bool = False, progress=None,
             stdin=None) -> dict:
@@ -65,15 +126,32 @@ class Memory:
 
         raise InputError(f"--from must be raw or jsonl, not {source!r}")
 
+    # --- recall ---------------------------------------------------------------------------------------------
+
     def recall(self, q: str, **options) -> dict:
         """Recall memories for the query `q` (seed 001 §5, W3–W6): {"query", "results", "trace", "keywords"}.
 
         options: top, budget (tokens; 0: none), k_hop, types, since/until (epoch seconds), graph_only, allow_raw,
-        cite, mvp, now (the reference time for recency and relative dates). The Recaller behind it keeps what it
-        read for this snapshot, so many recalls on one Memory read each record once. See memctl/recall/."""
+        cite, mvp, now (the reference time for recency and relative dates), explain (gather what only the trace
+        shows). The Recaller behind it keeps what it read for this snapshot, so many recalls on one Memory read
+        each record once. See memctl/recall/."""
         from memctl.recall.pipeline import Request
 
         return self.recaller().recall(Request(q=q, **options))
+
+    def explain(self, key: str, q: str | None = None, **options) -> dict:
+        """One node: what it is, its weight, neighbours and citations; with a query `q`, where it ranks for it
+        (options as for recall)."""
+        from memctl.recall.pipeline import Request
+
+        return self.recaller().explain(key, Request(q=q, **options) if q else None)
+
+    def keywords(self, q: str, **options) -> dict:
+        """Only query building (W3): the keywords stage A would search, entities, times, pattern tokens and
+        clauses of `q` (options as for recall; `now` dates relative times)."""
+        from memctl.recall.pipeline import Request
+
+        return self.recaller().extract(Request(q=q, **options))
 
     def recaller(self):
         if getattr(self, "_recaller", None) is None:
@@ -81,6 +159,26 @@ class Memory:
 
             self._recaller = Recaller(self.store, self.config, self.tenant)
         return self._recaller
+
+    # --- maintain and inspect -------------------------------------------------------------------------------
+
+    @classmethod
+    def check(cls, home: str | None = None, tenant: str = "default") -> dict:
+        """fsck of a tenant's store: every checksum, MANIFEST reference and id counter. Opens nothing (and
+        reads no settings), so it runs on a damaged store and beside a writer: {"path", "clean", "problems":
+        [{"file", "offset", "message"}], "notes": [{"file", "message"}], "checked": {what: count}}."""
+        from engine.check import check_store
+
+        return check_store(tenant_dir(home, tenant)).as_dict()
+
+    def compact(self) -> dict:
+        """Flush unwritten records and merge every kind's segments into one, dropping deleted data."""
+        before = self._segment_bytes()
+        self.store.compact()
+        return {"segment_bytes_before": before, "segment_bytes_after": self._segment_bytes()}
+
+    def _segment_bytes(self) -> int:
+        return sum(entry["size"] for entry in self.store.manifest.segments)
 
     def stats(self) -> dict:
         from memctl.stats import collect

@@ -11,7 +11,7 @@ per category and overall (categories 1-4; category 5, adversarial, reported apar
 Modes. `cli` runs exactly the acceptance commands, one process each:
     memctl --home STORE ingest --raw CONV.json --format locomo --quiet
     memctl --home STORE r2g --quiet
-    memctl --home STORE recall --queries Q.jsonl --json --top 20
+    memctl --home STORE recall batch Q.jsonl --json --top 20
 `inprocess` does the same through the Python API in this process (ingest_paths, the R2G Builder, one
 Recaller per store), which is fast enough for parameter studies; `--set` overrides settings for both (written to
 a YAML file passed with --config). Latency: in-process, per query; cli, the recall process's wall time per
@@ -205,17 +205,17 @@ def recall_cli(store: Path, questions: list, config: Path | None, work: Path, mv
     extra = ["--config", str(config)] if config else []
     flags = ["--mvp"] if mvp else []
     started = time.perf_counter()
-    output = run_cli(["--home", str(store)] + extra + ["recall", "--queries", str(batch), "--json", "--top", str(TOP)]
+    output = run_cli(["--home", str(store)] + extra + ["recall", "batch", str(batch), "--json", "--top", str(TOP)]
                      + flags)
     wall = time.perf_counter() - started
     answers = {}
     lines = [line for line in output.stdout.splitlines() if line.strip()]
     if len(lines) != len(questions):
-        raise SystemExit(f"recall --queries printed {len(lines)} lines for {len(questions)} queries")
+        raise SystemExit(f"recall batch printed {len(lines)} lines for {len(questions)} queries")
     for line, question in zip(lines, questions):
         parsed = json.loads(line)
         if parsed["id"] != question["id"]:
-            raise SystemExit(f"recall --queries answered {parsed['id']!r} where {question['id']!r} was expected")
+            raise SystemExit(f"recall batch answered {parsed['id']!r} where {question['id']!r} was expected")
         answers[parsed["id"]] = parsed["results"]
     cold = []
     for question in questions[:COLD_QUESTIONS]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import typer
 from typer.core import TyperGroup
 
-from engine.errors import EngineError
+from engine.errors import EngineError, InputError
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -39,11 +39,13 @@ def options(context: typer.Context) -> GlobalOptions:
 
 
 def open_memory(context: typer.Context, writable: bool, holder: str):
+    """The tenant's Memory with the global options; its store opens at first use, so a command that checks
+    its input first neither creates a store nor takes the lock when the input is bad."""
     from memctl.memory import Memory
 
     chosen = options(context)
     return Memory.open(home=chosen.home, tenant=chosen.tenant, config_file=chosen.config, writable=writable,
-                       wait=chosen.wait, holder=holder)
+                       wait=chosen.wait, holder=holder, lazy=True)
 
 
 _teardown = {"skip": False}
@@ -85,10 +87,14 @@ def console():
     return Console()
 
 
-def error_console():
-    from rich.console import Console
-
-    return Console(stderr=True)
+def one_query(positional: str | None, option: str | None) -> str:
+    """The query given as QUERY or as --q, not both."""
+    if positional is not None and option is not None:
+        raise InputError("give the query once: as QUERY or as --q, not both")
+    text = positional if positional is not None else option
+    if text is None:
+        raise InputError('give a query: QUERY (or --q TEXT), e.g. "蓝牙 打不开"')
+    return text
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> None:
@@ -100,6 +106,14 @@ def fail(message: str, code: int = EXIT_USAGE) -> None:
 class MemctlGroup(TyperGroup):
     """Turns the engine's deliberate errors into a one-line message and their exit code, for the CLI and
     for CliRunner alike; a user's mistake never shows a traceback."""
+
+    # Names shown first in --help, in this order (typer lists a group's commands before its subgroups).
+    command_order: tuple = ()
+
+    def list_commands(self, context) -> list[str]:
+        names = super().list_commands(context)
+        order = self.command_order
+        return sorted(names, key=lambda name: order.index(name) if name in order else len(order))
 
     def invoke(self, context):
         try:

@@ -1,7 +1,4 @@
 """`memctl config show|doc`: the settings in effect and where each came from, and the reference of every key.
-Register in app.py with
-
-    app.add_typer(config_cmd.config_app, name="config")
 
 Neither command opens the store: they read the schema and the settings files only.
 """
@@ -13,7 +10,8 @@ import typer
 from memctl.cli.common import MemctlGroup, options, print_json
 
 config_app = typer.Typer(cls=MemctlGroup, no_args_is_help=True,
-                         help="Settings: the values in effect, where each came from, and what every key does.")
+                         help="Settings: the values in effect, where each came from, and what every key does.\n\n"
+                              "Example: memctl config show recall")
 
 
 @config_app.command("show")
@@ -24,7 +22,10 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Print every setting's effective value and its origin: default, the tenant's memctl.yaml (file:line) or
-    --config (file:line)."""
+    --config (file:line).
+
+    Example: memctl --config tuned.yaml config show recall.lambda --json
+    """
     import os
 
     from memctl.paths import CONFIG_FILE, tenant_dir
@@ -46,7 +47,10 @@ def show(
 @config_app.command("doc")
 def doc(as_json: bool = typer.Option(False, "--json", help="Print the keys as a JSON list.")) -> None:
     """Print the reference of every setting: type and range, default, what it does, where the default comes
-    from and which module reads it (the text of memctl/settings/REFERENCE.md)."""
+    from and which module reads it (the text of memctl/settings/REFERENCE.md).
+
+    Example: memctl config doc --json
+    """
     from memctl.settings import reference
 
     if as_json:

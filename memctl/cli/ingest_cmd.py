@@ -1,14 +1,11 @@
 """`memctl ingest`: store raw conversations as content-addressed chunks, one atomic batch per command."""
 
-from __future__ import annotations
-
-import os
 import sys
 from contextlib import contextmanager
 
 import typer
 
-from memctl.cli.common import open_memory, options, print_json
+from memctl.cli.common import open_memory, print_json
 
 # Below this much input the bar would only flicker.
 PROGRESS_MIN_BYTES = 1 << 20
@@ -32,22 +29,13 @@ def ingest(
     LoCoMo/MemDaily files.
 
     Every input is read and checked before anything is stored; one command is one atomic batch, so a bad
-    file (exit 2) stores nothing. Ingesting the same input again stores nothing new.
+    file (exit 2) stores nothing and creates no store. Ingesting the same input again stores nothing new.
+
+    Example: memctl ingest --raw ./samples/ --raw - --text "以后优先中文回答"
     """
-    from memctl.ingest.api import ingest_paths
-    from memctl.paths import CONFIG_FILE, tenant_dir
-    from memctl.settings import load
-
-    chosen = options(context)
-    config = load(os.path.join(tenant_dir(chosen.home, chosen.tenant), CONFIG_FILE), chosen.config)
-
-    @contextmanager
-    def tenant_store():
-        with open_memory(context, writable=True, holder="memctl ingest") as memory:
-            yield memory.store
-
-    with _progress_bar(enabled=not (quiet or as_json) and sys.stdout.isatty()) as progress:
-        summary = ingest_paths(tenant_store, raw or [], text or [], format, errors, config, progress)
+    with open_memory(context, writable=True, holder="memctl ingest") as memory:
+        with _progress_bar(enabled=not (quiet or as_json) and sys.stdout.isatty()) as progress:
+            summary = memory.ingest(raw or [], text or [], format, errors, progress)
     if as_json:
         print_json(summary)
     elif not quiet:

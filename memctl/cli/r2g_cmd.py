@@ -1,7 +1,5 @@
 """`memctl r2g`: build the memory graph from the stored raw chunks, or import an external agent's nodes and edges."""
 
-from __future__ import annotations
-
 import sys
 from contextlib import contextmanager
 
@@ -28,6 +26,8 @@ def r2g(
 
     Incremental: only chunks not converted before are read, so running it twice changes nothing. A JSONL file
     is validated completely before anything is written (a bad line: exit 2 naming it, nothing stored).
+
+    Example: memctl r2g   (then: memctl r2g --from jsonl memories.jsonl)
     """
     if target != "graph":
         from engine.errors import InputError

@@ -1,6 +1,4 @@
-"""`memctl raw cat|ls|gc`: the stored raw chunks, byte-exact."""
-
-from __future__ import annotations
+"""`memctl raw cat|ls|gc`: the stored raw chunks, byte-exact (Memory.raw)."""
 
 import typer
 
@@ -13,15 +11,12 @@ def cat(
     offset: int = typer.Option(None, "--offset", min=0, help="First byte of the span (default 0)."),
     length: int = typer.Option(None, "--length", min=0, help="Bytes in the span (default: to the end)."),
 ) -> None:
-    """Print a raw chunk, or the span of it a raw_ref names, exactly as stored (checksum verified)."""
-    from engine.raw import RawStore
+    """Print a raw chunk, or the span of it a raw_ref names, exactly as stored (checksum verified).
 
+    Example: memctl raw cat raw_0123456789abcdef --offset 120 --length 64
+    """
     with open_memory(context, writable=False, holder="memctl raw cat") as memory:
-        raw = RawStore(memory.store, limit=memory.config.get("ingest.max_blob_bytes"))
-        if offset is None and length is None:
-            data = raw.read(raw_id)
-        else:
-            data = raw.read_span(raw_id, offset or 0, length)
+        data = memory.raw.read(raw_id, offset, length)
     typer.echo(data, nl=False)
 
 
@@ -29,12 +24,12 @@ def ls(
     context: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list of chunk records."),
 ) -> None:
-    """List the raw chunks: id, size, stored size, references, conversation, source ids, time, language."""
-    from engine.raw import RawStore
+    """List the raw chunks: id, size, stored size, references, conversation, source ids, time, language.
 
+    Example: memctl raw ls --json
+    """
     with open_memory(context, writable=False, holder="memctl raw ls") as memory:
-        raw = RawStore(memory.store)
-        chunks = [raw.describe(raw_id, record) for raw_id, record in raw.scan()]
+        chunks = memory.raw.list()
     if as_json:
         print_json(chunks)
         return
@@ -45,11 +40,12 @@ def gc(
     context: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print the removed paths as a JSON list."),
 ) -> None:
-    """Remove blob files that no record names (left by a crash mid-ingest or mid-delete)."""
-    from engine.raw import RawStore
+    """Remove blob files that no record names (left by a crash mid-ingest or mid-delete).
 
+    Example: memctl raw gc
+    """
     with open_memory(context, writable=True, holder="memctl raw gc") as memory:
-        removed = RawStore(memory.store).gc()
+        removed = memory.raw.gc()
     if as_json:
         print_json(removed)
     else:
@@ -59,10 +55,9 @@ def gc(
 def _print_table(chunks: list[dict]) -> None:
     from rich.table import Table
 
-    from engine.format import RAW_ID_HEX_DIGITS, RAW_ID_PREFIX
-
     table = Table(show_header=True)
-    table.add_column("id", no_wrap=True, min_width=len(RAW_ID_PREFIX) + RAW_ID_HEX_DIGITS)  # ids are copied
+    # Never wrapped nor cut: ids are copied into other commands.
+    table.add_column("id", no_wrap=True, min_width=max((len(chunk["raw_id"]) for chunk in chunks), default=2))
     for name in ("bytes", "stored", "refs"):
         table.add_column(name, justify="right")
     for name in ("conversation", "sources", "time", "lang"):

@@ -1,117 +1,21 @@
-"""`memctl index` and `memctl search`: plain documents in the document index (BM25+ over engine/text), the
-store's `text:documents` index, apart from the memory graph's node index that recall reads (memctl.indexes).
+"""`memctl search`: rank the indexed plain documents for a query (Memory.documents.search).
 
-`search` is the cold path the recall budget is measured on: it imports numpy and the few engine/text modules
-a query touches, never jieba, numba or rich. No `from __future__ import annotations`: typer would evaluate
-every annotation string of the module at start-up.
+`search` is a cold path the recall budget is measured on: it imports numpy and the few engine/text modules a
+query touches, never jieba, numba or rich. No `from __future__ import annotations`: typer would evaluate every
+annotation string of the module at start-up.
 """
 
 import typer
 
-from memctl.cli.common import open_memory, print_json
-from memctl.indexes import DOCUMENTS
+from memctl.cli.common import one_query, open_memory, print_json
 from memctl.isotime import parse_time
-from memctl.settings.text_index import text_settings
-
-STDIN_KEY = "stdin"
-
-
-def index(
-    context: typer.Context,
-    files: list[str] = typer.Argument(None, metavar="[FILES]...",
-                                      help="With --add: files, directories (read recursively) or - for stdin."),
-    add: bool = typer.Option(False, "--add", help="Index FILES: key = the file name, title = its first line."),
-    delete: list[str] = typer.Option(None, "--delete", metavar="KEY", help="Remove a document. Repeatable."),
-    type_: str = typer.Option(None, "--type", metavar="T", help="Document type, for `search --type`."),
-    tag: list[str] = typer.Option(None, "--tag", metavar="X", help="Tag every added document. Repeatable."),
-    errors: str = typer.Option("strict", "--errors", metavar="MODE",
-                               help="strict: refuse invalid UTF-8; replace: accept it with U+FFFD."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
-) -> None:
-    """Add plain documents to the document index (re-adding a file name replaces it), or --delete them.
-
-    Every file is read and checked before anything is stored, and the whole command is one atomic batch:
-    a binary or non-UTF-8 file (exit 2, naming the byte offset) or an unknown --delete key stores nothing.
-    A document's time (for --since/--until) is the file's modification time, or now for stdin.
-    """
-    if add == bool(delete) or (add and not files) or (files and not add):
-        _usage("give --add FILES… or --delete KEY")
-    with open_memory(context, writable=True, holder="memctl index") as memory:
-        from engine.text.index import TextIndex
-
-        tokenizer, parameters = text_settings(memory.config)
-        text_index = TextIndex(memory.store, tokenizer, parameters, owner=DOCUMENTS)
-        if add:
-            documents = read_documents(files, type_, tag or [], errors, memory.config.get("ingest.max_file_bytes"))
-            replaced = sum(text_index.get(document["key"]) is not None for document in documents)
-            text_index.add_many(documents)
-            summary = {"indexed": len(documents), "replaced": replaced,
-                       "keys": [document["key"] for document in documents]}
-        else:
-            summary = {"deleted": _delete_all(memory.store, text_index, delete)}
-    if as_json:
-        print_json(summary)
-    elif add:
-        typer.echo(f"indexed {summary['indexed']:,} document(s), {summary['replaced']:,} replaced")
-    else:
-        typer.echo(f"deleted {len(summary['deleted']):,} document(s)")
-
-
-def _delete_all(store, text_index, keys: list) -> list:
-    from engine.errors import InputError
-
-    unique = list(dict.fromkeys(keys))
-    missing = [key for key in unique if text_index.get(key) is None]
-    if missing:
-        raise InputError("no indexed document has this key; nothing was deleted", where=missing[0])
-    with store.batch() as batch:
-        for key in unique:
-            text_index.delete(key, batch=batch)
-    return unique
-
-
-def _usage(message: str) -> None:
-    from engine.errors import InputError
-
-    raise InputError(message)
-
-
-def read_documents(paths: list, type_: str | None, tags: list, errors: str, size_limit: int) -> list:
-    """Documents for TextIndex.add_many from `paths` (files, directories, `-`); InputError on any bad one."""
-    import os
-    import sys
-    import time
-
-    from memctl.ingest import sources
-
-    documents = []
-    for path in paths:
-        if path == sources.STDIN_ARGUMENT:
-            source = sources.read_stream(sys.stdin.buffer, STDIN_KEY, size_limit)
-            documents.append(_document(STDIN_KEY, source.data, time.time(), type_, tags, errors, size_limit))
-            continue
-        for name in sources.expand(path):
-            source = sources.read_file(name, size_limit)
-            documents.append(_document(name, source.data, os.path.getmtime(name), type_, tags, errors, size_limit))
-    return documents
-
-
-def _document(key: str, data: bytes, timestamp: float, type_, tags: list, errors: str, size_limit: int) -> dict:
-    from engine.errors import InputError
-    from memctl.ingest.decode import decode
-
-    if not data.strip():
-        raise InputError("empty document: nothing to index", where=key)
-    text = decode(data, key, errors, size_limit)
-    title = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return {"key": key, "fields": {"title": title, "text": text}, "type": type_, "timestamp": timestamp,
-            "tags": tags}
 
 
 def search(
     context: typer.Context,
-    query: str = typer.Argument(..., metavar="QUERY",
+    query: str = typer.Argument(None, metavar="QUERY", show_default=False,
                                 help='Words to look for, any language; "quoted phrases" must match exactly.'),
+    q: str = typer.Option(None, "--q", metavar="TEXT", help="The query, as an option (as `recall --q`)."),
     top: int = typer.Option(10, "--top", min=1, max=10_000, metavar="N", help="How many hits to print."),
     type_: list[str] = typer.Option(None, "--type", metavar="T", help="Only documents of this type. Repeatable."),
     since: str = typer.Option(None, "--since", metavar="D",
@@ -125,21 +29,24 @@ def search(
     """Rank indexed documents by BM25+ for QUERY and print the best with their scores and matched terms.
 
     Chinese queries are segmented against the index's own terms, so a search never loads jieba.
+
+    Example: memctl search "蓝牙 打不开" --top 5 --since 2024-05-01
     """
+    from engine.errors import InputError
+
+    text = one_query(query, q)
     window = (parse_time(since, "--since", end_of_day=False) if since else None,
               parse_time(until, "--until", end_of_day=True) if until else None)
     if window[0] is not None and window[1] is not None and window[0] > window[1]:
-        _usage(f"--since {since} is after --until {until}")
+        raise InputError(f"--since {since} is after --until {until}")
     with open_memory(context, writable=False, holder="memctl search") as memory:
-        tokenizer, parameters = text_settings(memory.config)
-        searcher = memory.store.kind(DOCUMENTS).searcher(tokenizer, parameters)
-        hits = searcher.search(query, top, types=type_ or None, since=window[0], until=window[1], tags=tag or None)
-    rows = [{"rank": rank, "key": hit.key, "score": hit.score, "terms": hit.terms, "type": hit.type,
-             "time": _iso(hit.timestamp)} for rank, hit in enumerate(hits, start=1)]
+        hits = memory.documents.search(text, top, type_, window[0], window[1], tag)
+    rows = [{"rank": hit["rank"], "key": hit["key"], "score": hit["score"], "terms": hit["terms"],
+             "type": hit["type"], "time": _iso(hit["timestamp"])} for hit in hits]
     if as_json:
-        print_json({"query": query, "hits": rows})
+        print_json({"query": text, "hits": rows})
     else:
-        _print_hits(query, rows)
+        _print_hits(text, rows)
 
 
 def _iso(timestamp: float | None) -> str | None:

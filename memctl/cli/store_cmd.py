@@ -1,7 +1,5 @@
 """Store maintenance commands: check (fsck), stats, compact."""
 
-from __future__ import annotations
-
 import typer
 
 from memctl.cli.common import EXIT_PROBLEMS, console, open_memory, options, print_json
@@ -11,36 +9,41 @@ def check(context: typer.Context,
           as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object.")) -> None:
     """Verify every checksum, MANIFEST reference and id counter of the tenant's store.
 
-    Exit 0 when clean, 1 when problems were found. Takes no lock: safe while a writer runs.
+    Exit 0 when clean, 1 when problems were found. Takes no lock and reads no settings: safe while a writer
+    runs, and on a damaged store.
+
+    Example: memctl --tenant alice check --json
     """
-    from engine.check import check_store
-    from memctl.paths import tenant_dir
+    from memctl.memory import Memory
 
     chosen = options(context)
-    report = check_store(tenant_dir(chosen.home, chosen.tenant))
+    report = Memory.check(chosen.home, chosen.tenant)
     if as_json:
-        print_json(report.as_dict())
+        print_json(report)
     else:
         _print_report(report)
-    if not report.clean:
+    if not report["clean"]:
         raise typer.Exit(EXIT_PROBLEMS)
 
 
-def _print_report(report) -> None:
+def _print_report(report: dict) -> None:
     out = console()
-    for problem in report.problems:
+    for problem in report["problems"]:
         where = problem["file"] if problem["offset"] is None else f"{problem['file']} at offset {problem['offset']}"
         out.print(f"[red]problem[/red] {where}: {problem['message']}", highlight=False)
-    for note in report.notes:
+    for note in report["notes"]:
         out.print(f"[yellow]note[/yellow] {note['file']}: {note['message']}", highlight=False)
-    checked = ", ".join(f"{name} {value}" for name, value in report.checked.items())
-    verdict = "clean" if report.clean else f"{len(report.problems)} problem(s)"
-    out.print(f"{report.path}: {verdict} ({checked})", highlight=False)
+    checked = ", ".join(f"{name} {value}" for name, value in report["checked"].items())
+    verdict = "clean" if report["clean"] else f"{len(report['problems'])} problem(s)"
+    out.print(f"{report['path']}: {verdict} ({checked})", highlight=False)
 
 
 def stats(context: typer.Context,
           as_json: bool = typer.Option(False, "--json", help="Print the statistics as one JSON object.")) -> None:
-    """Print store sizes on disk and record counts."""
+    """Print store sizes on disk, segments per kind and record counts.
+
+    Example: memctl stats --json
+    """
     with open_memory(context, writable=False, holder="memctl stats") as memory:
         result = memory.stats()
     if as_json:
@@ -73,13 +76,14 @@ def _print_stats(result: dict) -> None:
 
 def compact(context: typer.Context,
             as_json: bool = typer.Option(False, "--json", help="Print before/after sizes as JSON.")) -> None:
-    """Flush unwritten records and merge all segments into one per kind, dropping deleted data."""
+    """Flush unwritten records and merge all segments into one per kind, dropping deleted data.
+
+    Example: memctl compact --json
+    """
     with open_memory(context, writable=True, holder="memctl compact") as memory:
-        before = sum(entry["size"] for entry in memory.store.manifest.segments)
-        memory.store.compact()
-        after = sum(entry["size"] for entry in memory.store.manifest.segments)
+        sizes = memory.compact()
     if as_json:
-        print_json({"segment_bytes_before": before, "segment_bytes_after": after})
+        print_json(sizes)
     else:
-        console().print(f"compacted: {before:,} → {after:,} segment bytes")
+        console().print(f"compacted: {sizes['segment_bytes_before']:,} → {sizes['segment_bytes_after']:,} segment bytes")
 

@@ -193,8 +193,8 @@ KEYS: tuple = (
     Key("graph.default_edge_weight", Number(0.0, 100.0), 0.5, "ours", (STAGE_C,),
         "The type weight of edge types graph.edge_weights does not list."),
     Key("graph.degree_cap", MapOf(EDGE_TYPES, Number(1, 10_000_000, whole=True)),
-        {"ABOUT": 256, "SIMILAR_TO": 64}, "seed 001 §22.1 (ABOUT=256, SIMILAR_TO=64)", ("memctl/cli/graph_cmd.py",),
-        "`memctl graph --neighbors/--khop` follow at most this many edges of a type per node."),
+        {"ABOUT": 256, "SIMILAR_TO": 64}, "seed 001 §22.1 (ABOUT=256, SIMILAR_TO=64)", ("memctl/graph.py",),
+        "`memctl graph neighbors/khop` follow at most this many edges of a type per node."),
     # --- index ----------------------------------------------------------------------------------------------
     Key("index.k1", Number(0.0, 100.0), 1.2, "ours (seed 001 §3.3 names BM25+): the usual 1.2", (TEXT_INDEX,),
         "BM25 term-frequency saturation k1."),

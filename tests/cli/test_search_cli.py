@@ -55,7 +55,7 @@ def text_rows(isolated_home) -> int:
 
 
 def test_index_a_directory_then_search_chinese_english_and_codes(cli, corpus):
-    result = cli("index", "--add", str(corpus), "--json")
+    result = cli("index", "add", str(corpus), "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["indexed"] == 5 and summary["replaced"] == 0
@@ -72,7 +72,7 @@ def test_index_a_directory_then_search_chinese_english_and_codes(cli, corpus):
 
 def test_hits_carry_scores_matched_terms_type_and_time(cli, corpus, monkeypatch):
     monkeypatch.chdir(corpus)
-    cli("index", "--add", "bluetooth.txt", "--type", "note", "--tag", "pc")
+    cli("index", "add", "bluetooth.txt", "--type", "note", "--tag", "pc")
     result = cli("search", "蓝牙 打不开", "--json")
     output = json.loads(result.stdout)
     assert output["query"] == "蓝牙 打不开"
@@ -88,8 +88,8 @@ def test_hits_carry_scores_matched_terms_type_and_time(cli, corpus, monkeypatch)
 
 
 def test_filters_by_type_tag_and_time_window(cli, corpus):
-    cli("index", "--add", str(corpus / "notes"), "--type", "doc")
-    cli("index", "--add", str(corpus / "bluetooth.txt"), str(corpus / "mixed.txt"), "--tag", "pc")
+    cli("index", "add", str(corpus / "notes"), "--type", "doc")
+    cli("index", "add", str(corpus / "bluetooth.txt"), str(corpus / "mixed.txt"), "--tag", "pc")
     assert keys_of(cli("search", "quick", "--type", "doc", "--json")) == ["fox.md", "dogs.md"]
     assert keys_of(cli("search", "quick", "--type", "chat", "--json")) == []
     assert set(keys_of(cli("search", "蓝牙", "--tag", "pc", "--json"))) == {"bluetooth.txt", "mixed.txt"}
@@ -102,7 +102,7 @@ def test_filters_by_type_tag_and_time_window(cli, corpus):
 
 def test_a_bare_until_date_includes_its_whole_day(cli, corpus, monkeypatch):
     monkeypatch.setenv("TZ", "UTC")
-    cli("index", "--add", str(corpus / "notes"))
+    cli("index", "add", str(corpus / "notes"))
     assert keys_of(cli("search", "quick", "--since", "2024-05-03", "--until", "2024-05-03", "--json")) == ["fox.md"]
 
 
@@ -112,7 +112,7 @@ def test_a_bare_until_date_includes_its_whole_day(cli, corpus, monkeypatch):
     (["--since", "2024-05-02", "--until", "2024-05-01"], "is after --until"),
 ])
 def test_bad_dates_exit_2_with_a_clear_message(cli, corpus, arguments, message):
-    cli("index", "--add", str(corpus))
+    cli("index", "add", str(corpus))
     result = cli("search", "quick", *arguments)
     assert result.exit_code == 2
     assert message in result.stderr and "Traceback" not in result.stderr
@@ -121,55 +121,55 @@ def test_bad_dates_exit_2_with_a_clear_message(cli, corpus, arguments, message):
 def test_bad_utf8_and_binary_files_exit_2_and_store_nothing(cli, corpus, isolated_home):
     bad = corpus / "bad.txt"
     bad.write_bytes("好的\n".encode() + b"abc\xff\xfe tail")
-    result = cli("index", "--add", str(corpus))
+    result = cli("index", "add", str(corpus))
     assert result.exit_code == 2
     assert "invalid UTF-8 at byte offset 10" in result.stderr and str(bad) in result.stderr
     assert text_rows(isolated_home) == 0
 
     bad.write_bytes(b"text\x00\x01binary")
-    result = cli("index", "--add", str(corpus))
+    result = cli("index", "add", str(corpus))
     assert result.exit_code == 2 and "NUL byte at offset 4" in result.stderr
     assert text_rows(isolated_home) == 0
 
     bad.write_bytes(b"  \n")
-    result = cli("index", "--add", str(bad))
+    result = cli("index", "add", str(bad))
     assert result.exit_code == 2 and "empty document" in result.stderr
 
-    result = cli("index", "--add", str(corpus / "missing.txt"))
+    result = cli("index", "add", str(corpus / "missing.txt"))
     assert result.exit_code == 2 and "no such file" in result.stderr
 
 
 def test_replacement_keeps_one_document_and_errors_replace_accepts_bad_bytes(cli, corpus):
     path = corpus / "bluetooth.txt"
-    cli("index", "--add", str(path))
+    cli("index", "add", str(path))
     path.write_bytes(b"giraffe \xff notes\n")
-    assert cli("index", "--add", str(path)).exit_code == 2
-    result = cli("index", "--add", str(path), "--errors", "replace", "--json")
+    assert cli("index", "add", str(path)).exit_code == 2
+    result = cli("index", "add", str(path), "--errors", "replace", "--json")
     assert json.loads(result.stdout)["replaced"] == 1
     assert keys_of(cli("search", "giraffe", "--json")) == ["bluetooth.txt"]
     assert keys_of(cli("search", "蓝牙", "--json")) == []
 
 
 def test_stdin_is_one_document(cli):
-    result = cli("index", "--add", "-", input="Stdin title\nkangaroo facts\n")
+    result = cli("index", "add", "-", input="Stdin title\nkangaroo facts\n")
     assert result.exit_code == 0, result.stderr
     assert keys_of(cli("search", "kangaroo", "--json")) == ["stdin"]
 
 
 def test_delete_is_atomic_and_refuses_unknown_keys(cli, corpus):
-    cli("index", "--add", str(corpus))
+    cli("index", "add", str(corpus))
     fox, dogs = str(corpus / "notes" / "fox.md"), str(corpus / "notes" / "dogs.md")
-    result = cli("index", "--delete", fox, "--delete", "nope.txt")
+    result = cli("index", "delete", fox, "nope.txt")
     assert result.exit_code == 2 and "nope.txt" in result.stderr
     assert keys_of(cli("search", "quick", "--json")) == ["fox.md", "dogs.md"]
-    result = cli("index", "--delete", fox, "--json")
+    result = cli("index", "delete", fox, "--json")
     assert json.loads(result.stdout) == {"deleted": [fox]}
     assert keys_of(cli("search", "quick", "--json")) == ["dogs.md"]
-    assert cli("index", "--delete", dogs).stdout.startswith("deleted 1 document")
+    assert cli("index", "delete", dogs).stdout.startswith("deleted 1 document")
 
 
 @pytest.mark.parametrize("arguments", [[], ["some.txt"], ["--add"], ["--add", "x.txt", "--delete", "y"]])
-def test_index_usage_errors_exit_2(cli, arguments):
+def test_index_alias_usage_errors_exit_2(cli, arguments):
     result = cli("index", *arguments)
     assert result.exit_code == 2
     assert "--add FILES" in result.stderr
@@ -181,8 +181,8 @@ def test_results_identical_after_flushes_and_compaction(cli, corpus, tmp_path, i
     queries = ["蓝牙 打不开", "quick brown dogs", "bluetooth 回滚", "WiFi 重启", '"lazy dog"']
     for name in DOCUMENTS:
         found = corpus / ("notes" if name.endswith(".md") else "") / name
-        assert cli("--config", str(tiny), "index", "--add", str(found)).exit_code == 0
-    cli("--config", str(tiny), "index", "--delete", str(corpus / "wifi.txt"))
+        assert cli("--config", str(tiny), "index", "add", str(found)).exit_code == 0
+    cli("--config", str(tiny), "index", "delete", str(corpus / "wifi.txt"))
     before = [hits_of(cli("search", query, "--json")) for query in queries]
     with Store.open(tenant_dir(str(isolated_home), "default"), writable=False) as store:
         assert len(store.kind_segments["text:documents"]) >= 5
@@ -195,7 +195,7 @@ def test_results_identical_after_flushes_and_compaction(cli, corpus, tmp_path, i
 
 
 def test_results_identical_in_a_fresh_process(cli, corpus, isolated_home):
-    cli("index", "--add", str(corpus))
+    cli("index", "add", str(corpus))
     in_process = cli("search", "蓝牙 bluetooth quick", "--top", "3", "--json").stdout
     command = [sys.executable, "-c", "from memctl.cli.app import main; main()",
                "search", "蓝牙 bluetooth quick", "--top", "3", "--json"]
@@ -211,7 +211,7 @@ def test_search_of_an_empty_store_finds_nothing(cli):
 
 
 def test_tokenizer_and_bm25_settings_come_from_the_config(cli, corpus, tmp_path):
-    cli("index", "--add", str(corpus))
+    cli("index", "add", str(corpus))
     default_score = hits_of(cli("search", "quick", "--json"))[0][1]
     settings = tmp_path / "k1.yaml"
     settings.write_text("index:\n  k1: 2.0\n  field_weights: {title: 5.0}\n")
@@ -231,8 +231,8 @@ def test_tokenizer_and_bm25_settings_come_from_the_config(cli, corpus, tmp_path)
 
 
 def test_stats_show_the_text_index_and_its_cjk_mode(cli, corpus):
-    cli("index", "--add", str(corpus))
-    cli("index", "--delete", str(corpus / "wifi.txt"))
+    cli("index", "add", str(corpus))
+    cli("index", "delete", str(corpus / "wifi.txt"))
     text = json.loads(cli("stats", "--json").stdout)["text:documents"]
     assert text["documents"] == 4 and text["cjk_mode"] == "jieba" and text["stemmer"] == "english"
     assert set(text["average_field_tokens"]) == {"title", "text"}
@@ -243,7 +243,7 @@ def test_indexing_and_flushing_in_a_fresh_process_never_load_numba(corpus, isola
     """The build's numba kernels are for processes that have numba already: a command pays numpy only."""
     probe = ("import sys\nfrom memctl.cli.app import app\nfrom engine.store import Store\n"
              "from memctl.paths import tenant_dir\n"
-             f"app(['index', '--add', {str(corpus)!r}], standalone_mode=False)\n"
+             f"app(['index', 'add', {str(corpus)!r}], standalone_mode=False)\n"
              f"store = Store.open(tenant_dir({str(isolated_home)!r}, 'default'))\n"
              "store.flush()\nstore.close()\n"
              f"app(['search', '蓝牙', '--json'], standalone_mode=False)\n"

@@ -43,6 +43,13 @@ def build(home, *paths, convert: bool = True, config_file: str | None = None) ->
             memory.r2g()
 
 
+def samples_store(tmp_path_factory) -> Path:
+    """A store of samples/, ingested and converted: for module-scoped fixtures."""
+    home = tmp_path_factory.mktemp("samples") / "home"
+    build(home, SAMPLES)
+    return home
+
+
 def dialogue_store(tmp_path: Path, convert: bool = True) -> Path:
     home = tmp_path / "home"
     build(home, write_jsonl(tmp_path / "dialogue.jsonl", DIALOGUE), convert=convert)

@@ -9,14 +9,12 @@ import sys
 import pytest
 
 from engine.raw import RawStore
-from recall_testkit import SAMPLES, build, open_memory
+from recall_testkit import SAMPLES, open_memory, samples_store
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    home = tmp_path_factory.mktemp("samples") / "home"
-    build(home, SAMPLES)
-    return home
+    return samples_store(tmp_path_factory)
 
 
 @pytest.fixture
@@ -65,7 +63,7 @@ def _check_snippets(home, answer: dict) -> None:
 
 
 def test_json_schema(run):
-    answer = _json(run("--q", "Kyoto peanut allergy", "--json", "--top", "5"))
+    answer = _json(run("Kyoto peanut allergy", "--json", "--top", "5"))
     assert set(answer) == {"query", "results", "trace"}
     assert answer["query"] == "Kyoto peanut allergy"
     assert 1 <= len(answer["results"]) <= 5
@@ -119,7 +117,7 @@ def test_printed_keys_are_the_readme_schema(run, tmp_path):
     queries = [("Kyoto peanut allergy", "--top", "30", "--budget", "0"), ("Win11 蓝牙 打不开", "--mvp"),
                ("错误码 0x8007045D", "--allow-raw")]
     for arguments in queries:
-        answer = _json(run("--q", *arguments, "--json"))
+        answer = _json(run(*arguments, "--json"))
         _conforms(answer, "answer", seen)
         for card in answer["results"]:
             _conforms(card, "card", seen)
@@ -142,7 +140,7 @@ def test_printed_keys_are_the_readme_schema(run, tmp_path):
     batch = tmp_path / "q.jsonl"
     batch.write_text('{"id": "a", "q": "Kyoto"}\n{"q": "蓝牙"}\n', encoding="utf-8")
     for extra in ((), ("--trace",)):
-        result = run("--queries", str(batch), "--json", *extra)
+        result = run("batch", str(batch), "--json", *extra)
         lines = [json.loads(line) for line in result.stdout.splitlines()]
         assert [line["id"] for line in lines] == ["a", 2]
         for line in lines:
@@ -151,10 +149,10 @@ def test_printed_keys_are_the_readme_schema(run, tmp_path):
 
 
 def test_budget_is_respected(run):
-    full = _json(run("--q", "蓝牙 驱动", "--json", "--top", "10", "--budget", "0"))
+    full = _json(run("蓝牙 驱动", "--json", "--top", "10", "--budget", "0"))
     assert len(full["results"]) == 10
     for budget in (150, 400):
-        packed = _json(run("--q", "蓝牙 驱动", "--json", "--top", "10", "--budget", str(budget)))
+        packed = _json(run("蓝牙 驱动", "--json", "--top", "10", "--budget", str(budget)))
         assert 0 < sum(card["tokens"] for card in packed["results"]) <= budget
         assert len(packed["results"]) < 10
         pack = next(stage for stage in packed["trace"]["stages"] if stage["name"] == "pack")
@@ -166,72 +164,72 @@ def test_batch_queries_one_line_each_in_order(run, tmp_path):
              {"id": "q3", "q": "Somerville commute", "types": "Episode", "budget": 0}]
     batch = tmp_path / "q.jsonl"
     batch.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n", encoding="utf-8")
-    result = run("--queries", str(batch), "--json", "--top", "5")
+    result = run("batch", str(batch), "--json", "--top", "5")
     assert result.exit_code == 0, result.stderr
     printed = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["id"] for line in printed] == ["q1", 2, "q3"]
     assert all(set(line) == {"id", "results"} for line in printed)
     assert len(printed[1]["results"]) == 2 and len(printed[0]["results"]) <= 5
     assert {card["type"] for card in printed[2]["results"]} == {"Episode"}
-    from_stdin = run("--queries", "-", "--json", "--top", "5", input=batch.read_text(encoding="utf-8"))
+    from_stdin = run("batch", "-", "--json", "--top", "5", input=batch.read_text(encoding="utf-8"))
     assert [json.loads(line) for line in from_stdin.stdout.splitlines()] == printed
-    traced = run("--queries", str(batch), "--json", "--trace")
+    traced = run("batch", str(batch), "--json", "--trace")
     assert all("trace" in json.loads(line) for line in traced.stdout.splitlines())
-    plain = run("--queries", str(batch))
+    plain = run("batch", str(batch))
     assert plain.exit_code == 0 and plain.stdout.count("== ") == 3
 
 
 def test_batch_bad_line_names_it_and_prints_nothing(run, tmp_path):
     batch = tmp_path / "q.jsonl"
     batch.write_text('{"id": 1, "q": "Kyoto"}\n{"id": 2}\n', encoding="utf-8")
-    result = run("--queries", str(batch), "--json")
+    result = run("batch", str(batch), "--json")
     assert result.exit_code == 2 and f"{batch}:2" in result.stderr and result.stdout == ""
     batch.write_text('{"id": 1, "q": "Kyoto", "colour": "red"}\n', encoding="utf-8")
-    assert "unknown option 'colour'" in run("--queries", str(batch)).stderr
+    assert "unknown option 'colour'" in run("batch", str(batch)).stderr
     batch.write_text('{"id": 1, "q": "Kyoto", "top": 0}\n', encoding="utf-8")
-    assert run("--queries", str(batch)).exit_code == 2
-    assert run("--queries", str(tmp_path / "missing.jsonl")).exit_code == 2
+    assert run("batch", str(batch)).exit_code == 2
+    assert run("batch", str(tmp_path / "missing.jsonl")).exit_code == 2
 
 
 def test_explain_a_node(run):
-    answer = _json(run("--q", "Kyoto peanut allergy", "--json"))
+    answer = _json(run("Kyoto peanut allergy", "--json"))
     node = answer["results"][0]["id"]
-    explained = _json(run("--explain", node, "--json"))
+    explained = _json(run("explain", node, "--json"))
     assert explained["id"] == node and explained["neighbors"] and explained["citations"][0]["snippet"]
-    ranked = _json(run("--explain", node, "--q", "Kyoto peanut allergy", "--json"))
+    ranked = _json(run("explain", node, "--q", "Kyoto peanut allergy", "--json"))
     assert ranked["rank"] == 1 and ranked["result"]["id"] == node
-    text = run("--explain", node, "--q", "Kyoto peanut allergy")
+    text = run("explain", node, "--q", "Kyoto peanut allergy")
     assert text.exit_code == 0 and "rank 1" in text.stdout
-    assert run("--explain", "no-such-node").exit_code == 2
+    assert run("explain", "no-such-node").exit_code == 2
 
 
 def test_extract_keywords(run):
-    extracted = _json(run("--q", "Win11 蓝牙 打不开 0x8007045D", "--extract-keywords", "--json"))
+    extracted = _json(run("keywords", "Win11 蓝牙 打不开 0x8007045D", "--json"))
     assert "蓝牙" in extracted["keywords"] and "win11" in extracted["keywords"]
     assert extracted["patterns"] == {"hex": ["0x8007045D"]}
     assert {"Windows 11", "Bluetooth"} <= {entity["name"] for entity in extracted["entities"]}
-    text = run("--q", "Win11 蓝牙 打不开", "--extract-keywords")
+    text = run("keywords", "Win11 蓝牙 打不开")
     assert text.exit_code == 0 and text.stdout.startswith("keywords:")
 
 
 def test_time_window_and_types(run):
-    answer = _json(run("--q", "蓝牙", "--json", "--since", "2025-09-20", "--until", "2025-09-30", "--top", "20"))
+    answer = _json(run("蓝牙", "--json", "--since", "2025-09-20", "--until", "2025-09-30", "--top", "20"))
     assert answer["results"]
     assert all("2025-09-2" in card["citations"][0]["ts"] or card["citations"][0]["ts"].startswith("2025-09-30")
                for card in answer["results"])
-    facts = _json(run("--q", "蓝牙 驱动", "--json", "--types", "Fact,Preference"))
+    facts = _json(run("蓝牙 驱动", "--json", "--types", "Fact,Preference"))
     assert {card["type"] for card in facts["results"]} <= {"Fact", "Preference"}
 
 
 def test_usage_errors(run, tmp_path):
     assert run().exit_code == 2
-    assert run("--q", "x", "--since", "2025-10-01", "--until", "2025-09-01").exit_code == 2
-    assert run("--q", "x", "--since", "yesterday").exit_code == 2
-    assert run("--q", "   ").exit_code == 2
+    assert run("x", "--since", "2025-10-01", "--until", "2025-09-01").exit_code == 2
+    assert run("x", "--since", "yesterday").exit_code == 2
+    assert run("   ").exit_code == 2
     batch = tmp_path / "q.jsonl"
     batch.write_text('{"q": "x"}\n', encoding="utf-8")
     assert run("--queries", str(batch), "--q", "x").exit_code == 2
-    assert "Traceback" not in run("--q", "x", "--types", "Bad-Type").stderr
+    assert "Traceback" not in run("x", "--types", "Bad-Type").stderr
 
 
 def test_memory_api(home):
@@ -243,7 +241,7 @@ def test_memory_api(home):
 
 def test_cold_process_loads_neither_numba_nor_jieba(home):
     probe = ("import sys\nfrom memctl.cli.app import app\n"
-             f"app(['--home', {str(home)!r}, 'recall', '--q', 'Win11 蓝牙 打不开', '--json', '--trace'], "
+             f"app(['--home', {str(home)!r}, 'recall', 'Win11 蓝牙 打不开', '--json', '--trace'], "
              "standalone_mode=False)\n"
              "print('HEAVY', sorted(name for name in ('numba', 'jieba') if name in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
