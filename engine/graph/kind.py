@@ -1,6 +1,6 @@
 """The `graph` derived segment kind: CSR segments built from the records of the `graph.*` tables.
 
-Records (the source of truth, written by engine.graph.api.GraphStore):
+Records (the source of truth, written by engine.graph.api.GraphStore through engine.graph.batch):
     graph.node  external key → {"id", "type", "created_at", "updated_at", "props"?, "deleted"?}
     graph.edge  edge key → {"id", "src", "dst", "type", "weight", "confidence", "ts", "created_at",
                             "updated_at", "since"?, "until"?, "props"?, "deleted"?}
@@ -18,8 +18,6 @@ one dense base holding only live edges, plus the ids of deleted nodes so that th
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from engine.arrays import sorted_unique
@@ -32,6 +30,7 @@ from engine.format import (
     GRAPH_NODE_TABLE,
     GRAPH_TYPE_TABLE,
 )
+from engine.graph.keys import edge_key
 from engine.graph.part import GraphPart, build_columns, encode_keys, take_keys
 from engine.graph.view import GraphView
 from engine.records import TOMBSTONE
@@ -39,21 +38,6 @@ from engine.records import TOMBSTONE
 KIND_NAME = "graph"
 SEGMENT_LABEL = "csr"
 _RECORDS_PATH = "<graph records>"
-
-
-def dead_key(prefix: str, internal_id: int) -> str:
-    return f"{prefix}:{internal_id:016x}"
-
-
-def edge_key(source: str, edge_type: str, target: str) -> str:
-    """The default key of an edge: one edge per (source, type, target), readable and unambiguous.
-
-    It is the compact JSON array of the three; the fast path builds the same text when nothing needs escaping.
-    Segments store no bytes for default keys: they are rebuilt from the edge's ends and type when asked for.
-    """
-    if source.isprintable() and target.isprintable() and '"' not in source + target and "\\" not in source + target:
-        return f'["{source}","{edge_type}","{target}"]'
-    return json.dumps([source, edge_type, target], ensure_ascii=False, separators=(",", ":"))
 
 
 class GraphKind:

@@ -29,7 +29,8 @@ from engine.codec import pack
 from engine.errors import InputError
 from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_COUNTER
 from engine.graph import traverse
-from engine.graph.api import GraphBatch, ImportMemo
+from engine.graph.batch import GraphBatch
+from engine.graph.memo import ImportMemo
 from engine.store import paused_gc
 
 DEFAULT_BATCH_LINES = 20000

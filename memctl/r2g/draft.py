@@ -10,7 +10,7 @@ from collections import Counter
 from itertools import groupby
 
 from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
-from engine.graph.api import edge_key
+from engine.graph.keys import edge_key
 from memctl.r2g.merge import merge
 from memctl.r2g.recent import Recent
 
