@@ -19,7 +19,7 @@ from engine.format import (
     WRITER_LOCK_FILE,
 )
 from engine.store import Store
-from engine.testing import damage, reference
+from tools.testing import damage, reference
 
 NEWER = FORMAT_VERSION + 1
 

@@ -11,9 +11,9 @@ import pytest
 
 from engine.format import GRAPH_DEAD_TABLE, TEXT_DOCUMENT_TABLE
 from engine.graph.kind import GraphKind
-from engine.testing import crashchild
-from engine.testing.tools import seed
-from engine.testing.workload import Progress, RecoveryFailure, verify_recovery
+from tools.testing import crashchild
+from tools.testing.scripts import seed
+from tools.testing.workload import Progress, RecoveryFailure, verify_recovery
 from engine.text import build as text_build
 from engine.text.kind import TextKind
 
