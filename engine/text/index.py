@@ -2,7 +2,9 @@
 
 Every change is one store batch (one WAL record, one fsync): the document record with its tokens, the
 retirement of the document number it replaces, and a new document number from the `text.docno` counter.
-Searching reads the store's `text` kind view (segments + unflushed records) and never loads jieba.
+Searching reads the store's `text` kind view (segments + unflushed records) and never loads jieba. The modules
+only writing needs (engine.text.pieces, engine.text.stored) are imported by the methods that write: a process
+that only searches (a cold `memctl recall`) does not load them.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ from itertools import chain
 from engine.errors import InputError
 from engine.format import OP_DELETE, OP_PUT, TEXT_DEAD_TABLE, TEXT_DOCNO_COUNTER, TEXT_DOCUMENT_TABLE, TEXT_META_TABLE
 from engine.codec import pack, unpack
-from engine.text import pieces, stored
-from engine.text.stored import DEFAULT_FIELD
 from engine.text.kind import SIGNATURE_KEY, collector_paused, dead_key
 
 
@@ -47,6 +47,8 @@ class TextIndex:
     def add_many(self, documents, batch=None) -> list:
         """Index several documents (dicts with key, fields, and optionally type, timestamp, tags) in one
         batch; a key given twice keeps its last version. Nothing is written if any document is invalid."""
+        from engine.text import pieces
+
         with collector_paused():
             vocabulary = pieces.pending_of(self.store).vocabulary(self.kernels)
             analysis = _Analysis(self.tokenizer, self.store_text, vocabulary)
@@ -56,6 +58,8 @@ class TextIndex:
     def _add_prepared(self, keys: list, records: list, piece, batch) -> list:
         if not records:
             return []
+        from engine.text import pieces
+
         with _BatchScope(self.store, batch) as active:
             self._write_signature(active)
             first = active.allocate(TEXT_DOCNO_COUNTER, len(records))
@@ -111,14 +115,18 @@ class TextIndex:
     def snapshot(self):
         return self.store.kind("text")
 
+    def searcher(self):
+        """The engine.text.search.Searcher of the store's current state with this index's tokenizer and
+        parameters (the snapshot keeps it for the next call until the store changes)."""
+        return self.snapshot().searcher(self.tokenizer, self.parameters, self.kernels)
+
     def search(self, query: str, top: int = 10, **filters) -> list:
         """engine.text.search.Searcher.search over the store's current state."""
-        return self.snapshot().searcher(self.tokenizer, self.parameters, self.kernels).search(query, top, **filters)
+        return self.searcher().search(query, top, **filters)
 
     def statistics(self) -> dict:
-        snapshot = self.snapshot()
-        statistics = snapshot.searcher(self.tokenizer, self.parameters, self.kernels).statistics()
-        statistics["tokenizer"] = snapshot.signature
+        statistics = self.searcher().statistics()
+        statistics["tokenizer"] = self.snapshot().signature
         return statistics
 
     def get(self, key: str) -> dict | None:
@@ -126,6 +134,8 @@ class TextIndex:
         record = self.store.get(TEXT_DOCUMENT_TABLE, key)
         if record is None or type(record.get("fields")) is not str:
             return record
+        from engine.text import stored
+
         return {**record, "fields": stored.record_texts(record)}
 
 
@@ -153,6 +163,8 @@ class _Analysis:
 
     def add(self, documents) -> None:
         """Check every document and lay out its record and runs (cheap checks before any analysis)."""
+        from engine.text.stored import DEFAULT_FIELD
+
         keys, records, store_text = self.keys, self.records, self.store_text
         run_documents, run_names, run_texts, run_places = self.run_documents, self.run_names, self.run_texts, \
             self.run_places
@@ -199,6 +211,8 @@ class _Analysis:
 
     def finish(self):
         """Analyse every run into its record's maps; the piece of the analysed documents."""
+        from engine.text import pieces, stored
+
         names = self.run_names
         analysed = list(map(self.index_tokens, self.run_texts))
         term_lists, position_lists = zip(*analysed) if analysed else ((), ())
@@ -222,6 +236,8 @@ class _Analysis:
 
 def _raise_for_bad_run(term_lists, position_lists) -> None:
     """ValueError naming what is wrong with the first run whose positions are not one per term."""
+    from engine.text import stored
+
     for terms, positions in zip(term_lists, position_lists):
         stored.join_terms(terms, positions)
 
