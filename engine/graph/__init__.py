@@ -1,6 +1,7 @@
 """The property graph: typed nodes and edges as records, CSR adjacency segments, traversal and PageRank.
 
     api.py        GraphStore: the graph's Python API over one store (writes, reads, traversals)
+    model.py      Node and Edge, the typed rows reads give, and the records they are stored as
     batch.py      GraphBatch: the writes of one store batch, and the bulk paths of an import
     memo.py       ImportMemo: what a bulk import's earlier batches wrote
     validate.py   checks of keys, numbers, times and properties callers hand the API

@@ -12,16 +12,18 @@ Reads take the store's `graph` kind snapshot (segments + unflushed records) and 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.errors import InputError
-from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
+from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_COUNTER, GRAPH_NODE_TABLE
 from engine.graph import pagerank, traverse
-from engine.graph.batch import GraphBatch
 from engine.graph.kind import KIND_NAME, GraphSnapshot, registered_types
+from engine.graph.model import Edge, Node, edge_of, node_of
 from engine.graph.results import KHop, Neighbors
 from engine.graph.traverse import DegreeCap
 from engine.graph.validate import check_direction, check_key
@@ -35,12 +37,14 @@ class GraphStore:
         self.store = store
         self.clock = clock
         self._types_generation = None
-        self._types: dict = {}
+        self._types: tuple = ({}, {})
 
     @contextmanager
     def batch(self, memo: ImportMemo | None = None, owned: bool = False):
         """`with graph.batch() as writer:` several writes, one WAL record and one fsync. owned=True: every
         property value comes from a JSON decoder (no tuples, nothing the caller keeps), see Store.commit."""
+        from engine.graph.batch import GraphBatch  # a reader (a cold `memctl recall`) never loads the writer
+
         with self.store.batch(owned) as batch:
             writer = GraphBatch(self, batch, memo)
             yield writer
@@ -74,16 +78,22 @@ class GraphStore:
     # types
     def type_ids(self, kind: str) -> dict:
         """{type name: id} of node or edge types."""
-        if self._types_generation != self.store.generation:
-            types = {"node": {}, "edge": {}}
-            for key, type_id in registered_types(self.store).items():
-                kind_name, _, name = key.partition(":")
-                types.setdefault(kind_name, {})[name] = type_id
-            self._types, self._types_generation = types, self.store.generation
-        return self._types.get(kind, {})
+        return self._registered_types()[0].get(kind, {})
 
     def type_names(self, kind: str) -> dict:
-        return {type_id: name for name, type_id in self.type_ids(kind).items()}
+        """{type id: name} of node or edge types."""
+        return self._registered_types()[1].get(kind, {})
+
+    def _registered_types(self) -> tuple[dict, dict]:
+        """({kind: {name: id}}, {kind: {id: name}}), read again only after the store changed."""
+        if self._types_generation != self.store.generation:
+            ids: dict = {"node": {}, "edge": {}}
+            for key, type_id in registered_types(self.store).items():
+                kind_name, _, name = key.partition(":")
+                ids.setdefault(kind_name, {})[name] = type_id
+            names = {kind: {type_id: name for name, type_id in known.items()} for kind, known in ids.items()}
+            self._types, self._types_generation = (ids, names), self.store.generation
+        return self._types
 
     def _type_filter(self, types):
         """Edge type names → ids; an unknown name matches nothing rather than everything."""
@@ -94,29 +104,75 @@ class GraphStore:
         known = self.type_ids("edge")
         return [known[name] for name in types if name in known]
 
-    # reads
-    def snapshot(self) -> GraphSnapshot:
-        return self.store.kind(KIND_NAME)
+    # records, as typed rows (engine.graph.model): a caller never sees their stored form
+    def node(self, key: str) -> Node | None:
+        """The live node `key`, or None."""
+        return node_of(key, self.store.get(GRAPH_NODE_TABLE, key), self.type_names("node"))
+
+    def nodes(self, keys) -> list[Node | None]:
+        """node() of each key, in order, looked up together."""
+        keys = list(keys)
+        names = self.type_names("node")
+        return list(map(node_of, keys, self.store.get_many(GRAPH_NODE_TABLE, keys), repeat(names)))
+
+    def nodes_by_id(self, ids) -> list[Node | None]:
+        """The live node of each internal id, in order (None for a deleted or unknown id)."""
+        return _by_key(self.snapshot().node_keys(ids), self.nodes)
+
+    def edge(self, key: str) -> Edge | None:
+        """The live edge `key`, or None."""
+        return edge_of(key, self.store.get(GRAPH_EDGE_TABLE, key), self.type_names("edge"))
+
+    def edges(self, keys) -> list[Edge | None]:
+        """edge() of each key, in order, looked up together."""
+        keys = list(keys)
+        names = self.type_names("edge")
+        return list(map(edge_of, keys, self.store.get_many(GRAPH_EDGE_TABLE, keys), repeat(names)))
+
+    def edges_by_id(self, ids) -> list[Edge | None]:
+        """The live edge of each internal id, in order (None for a deleted or unknown id)."""
+        return _by_key(self.snapshot().edge_keys(ids), self.edges)
+
+    def iter_nodes(self) -> Iterator[Node]:
+        """Every live node, in key order."""
+        names = self.type_names("node")
+        for key, record in self.store.scan(GRAPH_NODE_TABLE):
+            node = node_of(key, record, names)
+            if node is not None:
+                yield node
+
+    def iter_edges(self) -> Iterator[Edge]:
+        """Every live edge, in key order."""
+        names = self.type_names("edge")
+        for key, record in self.store.scan(GRAPH_EDGE_TABLE):
+            edge = edge_of(key, record, names)
+            if edge is not None:
+                yield edge
+
+    def node_ids_allocated(self) -> int:
+        """How many node ids were ever allocated, deleted nodes' included: 0 means no node was ever written."""
+        return self.store.counter(GRAPH_NODE_COUNTER)
 
     def get_node(self, key: str) -> dict | None:
-        record = self.store.get(GRAPH_NODE_TABLE, key)
-        if record is None or record.get("deleted"):
-            return None
-        return {"key": key, "id": record["id"], "type": self.type_names("node").get(record["type"]),
-                "props": record.get("props", {}), "created_at": record["created_at"],
-                "updated_at": record["updated_at"]}
+        """node() as a plain mapping (for JSON)."""
+        node = self.node(key)
+        return None if node is None else node._asdict()
 
     def get_edge(self, key: str) -> dict | None:
-        record = self.store.get(GRAPH_EDGE_TABLE, key)
-        if record is None or record.get("deleted"):
+        """edge() as a plain mapping (for JSON), with its ends' keys and its validity under "temporal"."""
+        edge = self.edge(key)
+        if edge is None:
             return None
-        source, target = self.snapshot().node_keys([record["src"], record["dst"]])
-        return {"key": key, "id": record["id"], "src": source, "dst": target,
-                "type": self.type_names("edge").get(record["type"]), "weight": record["weight"],
-                "confidence": record["confidence"], "ts": record["ts"],
-                "temporal": {"since": record.get("since"), "until": record.get("until")},
-                "props": record.get("props", {}),
-                "created_at": record["created_at"], "updated_at": record["updated_at"]}
+        source, target = self.snapshot().node_keys([edge.source_id, edge.target_id])
+        return {"key": key, "id": edge.id, "src": source, "dst": target, "type": edge.type,
+                "weight": edge.weight, "confidence": edge.confidence, "ts": edge.ts,
+                "temporal": {"since": edge.since, "until": edge.until}, "props": edge.props,
+                "created_at": edge.created_at, "updated_at": edge.updated_at}
+
+    # reads over the adjacency
+    def snapshot(self) -> GraphSnapshot:
+        """The graph at the store's current state (engine.graph.kind.GraphSnapshot: ids, keys, types, edges)."""
+        return self.store.kind(KIND_NAME)
 
     def node_id(self, key: str, snapshot: GraphSnapshot | None = None) -> int:
         check_key(key, "node key")
@@ -223,3 +279,10 @@ class GraphStore:
         limits = {known[name] if isinstance(name, str) else name: limit for name, limit in cap.limits.items()
                   if not isinstance(name, str) or name in known}
         return DegreeCap(limits, cap.now, cap.tau_days)
+
+
+def _by_key(keys: list, rows_of) -> list:
+    """rows_of(the keys that are not None), placed back among the Nones of `keys`."""
+    present = [key for key in keys if key is not None]
+    rows = iter(rows_of(present))
+    return [None if key is None else next(rows) for key in keys]

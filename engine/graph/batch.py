@@ -20,6 +20,7 @@ from engine.format import (
     GRAPH_TYPE_TABLE,
 )
 from engine.graph.keys import dead_key, edge_key
+from engine.graph.model import edge_record, node_record
 from engine.graph.validate import (
     all_of_type,
     check_key,
@@ -54,11 +55,32 @@ class GraphBatch:
 
     def _get(self, table: str, key: str):
         if self.memo is not None:  # what the memo keeps never goes to `pending`
-            found, record = self.memo.get(table, key)
+            found, record = self._memo_record(table, key)
             if found:
                 return record
         pending = self.pending.get((table, key), _ABSENT)
         return self.store.get(table, key) if pending is _ABSENT else pending
+
+    def _memo_record(self, table: str, key: str) -> tuple[bool, dict | None]:
+        """(known, record) of a node or edge key from the memo, the record reduced to the fields add_node and
+        add_edge read back; known is False when only the store can tell."""
+        if table == GRAPH_NODE_TABLE:
+            known, entry = self.memo.node(key)
+            return known, None if entry is None else {"id": entry[0], "created_at": entry[1]}
+        if table == GRAPH_EDGE_TABLE:
+            known, entry = self.memo.edge(key)
+            return known, None if entry is None else {"id": entry[0], "src": entry[1], "dst": entry[2],
+                                                      "created_at": entry[3]}
+        return False, None
+
+    def _remember(self, table: str, key: str, value) -> bool:
+        """Tell the memo what a record written now means for later lines; False when it does not keep it."""
+        if table == GRAPH_NODE_TABLE:
+            return self.memo.remember_node(key, (value["id"], value["created_at"]) if _live(value) else None)
+        if table == GRAPH_EDGE_TABLE:
+            return self.memo.remember_edge(key, (value["id"], value["src"], value["dst"], value["created_at"])
+                                           if _live(value) else None)
+        return False
 
     def _allocate(self, counter: str) -> int:
         """Next id of `counter`; `finish` reserves the whole run with one counter operation."""
@@ -76,12 +98,12 @@ class GraphBatch:
     def _put(self, table: str, key: str, value) -> None:
         self.batch.put(table, key, value)
         # An import's memo may run ahead of what is committed: a failed batch ends the import and its memo.
-        if self.memo is None or not self.memo.remember(table, key, value):
+        if self.memo is None or not self._remember(table, key, value):
             self.pending[(table, key)] = value
 
     def _delete(self, table: str, key: str) -> None:
         self.batch.delete(table, key)
-        if self.memo is None or not self.memo.remember(table, key, None):
+        if self.memo is None or not self._remember(table, key, None):
             self.pending[(table, key)] = None
 
     def type_id(self, kind: str, name: str) -> int:
@@ -109,7 +131,7 @@ class GraphBatch:
         check_key(key, "node key")
         now = self.graph.clock()
         existing = self.node(key)
-        record = _node_record(existing["id"] if existing else self._allocate(GRAPH_NODE_COUNTER),
+        record = node_record(existing["id"] if existing else self._allocate(GRAPH_NODE_COUNTER),
                               self.type_id("node", node_type),
                               existing["created_at"] if existing else epoch_seconds(created_at, now, "created_at"),
                               now, property_map(properties))
@@ -164,7 +186,7 @@ class GraphBatch:
         existing = self.edge(key)
         if existing and (existing["src"], existing["dst"]) != (source_record["id"], target_record["id"]):
             raise InputError(f"edge {key!r} already joins other nodes; delete it first")
-        record = _edge_record(existing["id"] if existing else self._allocate(GRAPH_EDGE_COUNTER),
+        record = edge_record(existing["id"] if existing else self._allocate(GRAPH_EDGE_COUNTER),
                               source_record["id"], target_record["id"], self.type_id("edge", edge_type),
                               finite_number(weight, "weight", 0.0, math.inf),
                               finite_number(confidence, "confidence", 0.0, 1.0), epoch_seconds(ts, now, "ts"),
@@ -231,7 +253,7 @@ class GraphBatch:
         if type_ids is None:
             return False
         first = self._allocate_run(GRAPH_NODE_COUNTER, len(rows))
-        records = [_node_record(first + index, type_ids[node_type], moment, now, dict(value) if value else None)
+        records = [node_record(first + index, type_ids[node_type], moment, now, dict(value) if value else None)
                    for index, (node_type, moment, value) in enumerate(zip(node_types, times, properties))]
         self.batch.put_many(GRAPH_NODE_TABLE, keys, records)
         memo.nodes.update(zip(keys, [(record["id"], record["created_at"]) for record in records]))
@@ -264,7 +286,7 @@ class GraphBatch:
         if type_ids is None:
             return False
         first = self._allocate_run(GRAPH_EDGE_COUNTER, len(rows))
-        records = [_edge_record(first + index, source[0], target[0], type_ids[name], weight, confidence, moment, now,
+        records = [edge_record(first + index, source[0], target[0], type_ids[name], weight, confidence, moment, now,
                                 now, None, None, dict(value) if value else None, False)
                    for index, (source, target, name, weight, confidence, moment, value)
                    in enumerate(zip(*ends, edge_types, weights, confidences, times, properties))]
@@ -292,24 +314,5 @@ class GraphBatch:
         return first
 
 
-def _node_record(node_id: int, type_id: int, created_at, now: float, properties) -> dict:
-    record = {"id": node_id, "type": type_id, "created_at": created_at, "updated_at": now}
-    if properties:
-        record["props"] = properties
-    return record
-
-
-def _edge_record(edge_id: int, source: int, target: int, type_id: int, weight: float, confidence: float, ts,
-                 created_at, now: float, since, until, properties, custom: bool) -> dict:
-    record = {"id": edge_id, "src": source, "dst": target, "type": type_id, "weight": weight,
-              "confidence": confidence, "ts": ts, "created_at": created_at, "updated_at": now}
-    # Absent rather than null or empty: every byte of a record is written twice (WAL, then segment).
-    if since:
-        record["since"] = since
-    if until:
-        record["until"] = until
-    if properties:
-        record["props"] = properties
-    if custom:
-        record["custom"] = custom
-    return record
+def _live(record: dict | None) -> bool:
+    return record is not None and not record.get("deleted")

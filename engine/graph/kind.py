@@ -32,6 +32,7 @@ from engine.format import (
 )
 from engine.graph.keys import edge_key
 from engine.graph.part import GraphPart, build_columns, encode_keys, take_keys
+from engine.graph.traverse import EdgeSet, gather
 from engine.graph.view import GraphView
 from engine.records import TOMBSTONE
 
@@ -105,6 +106,20 @@ class GraphSnapshot:
         self.view = GraphView(parts, node_count, edge_count)
         self.edge_type_names = {type_id: key.partition(":")[2] for key, type_id in types.items()
                                 if key.startswith("edge:")}
+
+    @property
+    def node_count(self) -> int:
+        """Every node id is below this bound (ids are dense and never reused; 0: no node was ever written)."""
+        return self.view.node_count
+
+    def node_types(self, ids) -> np.ndarray:
+        """The type id of each node id, in its latest state (ids below node_count)."""
+        return self.view.node_types[np.asarray(ids, dtype=np.int64)]
+
+    def gather(self, nodes, direction: str = "out", types=None) -> EdgeSet:
+        """The live edges of `nodes` (ids) in `direction` ("out", "in" or "both"), of the type ids `types`
+        (None: all), as arrays: engine.graph.traverse.gather over this snapshot."""
+        return gather(self.view, nodes, direction, types)
 
     def node_id(self, key: str) -> int | None:
         """Internal id of the live node `key`, from the parts alone (no record is read)."""

@@ -1,8 +1,16 @@
-"""ImportMemo: what a bulk import's earlier batches wrote, so that later lines need no store lookup."""
+"""ImportMemo: what a bulk import's earlier batches wrote, so that later lines need no store lookup.
+
+The protocol GraphBatch reads a memo through (ImportMemo is one; R2G's draft has its own):
+    nodes, edges                  key → (id, created_at) / (id, source id, target id, created_at) of what the
+                                  memo knows is live, None once deleted; the bulk writes read and add to them
+    node(key), edge(key)          (known, entry): known is False when only the store can tell
+    all_absent(known, keys)       whether none of `keys` is live in `known` (nodes or edges) nor in the store
+    remember_node(key, entry), remember_edge(key, entry)
+                                  a record written now (entry None: deleted); False when the memo does not keep
+                                  it, and the batch's own table of pending writes does
+"""
 
 from __future__ import annotations
-
-from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
 
 
 class ImportMemo:
@@ -16,19 +24,17 @@ class ImportMemo:
         self.nodes: dict = {}  # key -> (id, created_at), or None once deleted
         self.edges: dict = {}  # key -> (id, src, dst, created_at), or None once deleted
 
-    def get(self, table: str, key: str) -> tuple[bool, dict | None]:
-        """(known, record): known is False when only the store can tell."""
-        if table == GRAPH_NODE_TABLE:
-            found = self.nodes.get(key, _ABSENT)
-            if found is _ABSENT or found is None:
-                return found is None or self.store_is_empty, None
-            return True, {"id": found[0], "created_at": found[1], "deleted": False}
-        if table == GRAPH_EDGE_TABLE:
-            found = self.edges.get(key, _ABSENT)
-            if found is _ABSENT or found is None:
-                return found is None or self.store_is_empty, None
-            return True, {"id": found[0], "src": found[1], "dst": found[2], "created_at": found[3], "deleted": False}
-        return False, None
+    def node(self, key: str) -> tuple[bool, tuple | None]:
+        return self._lookup(self.nodes, key)
+
+    def edge(self, key: str) -> tuple[bool, tuple | None]:
+        return self._lookup(self.edges, key)
+
+    def _lookup(self, known: dict, key: str) -> tuple[bool, tuple | None]:
+        found = known.get(key, _ABSENT)
+        if found is _ABSENT or found is None:
+            return found is None or self.store_is_empty, None
+        return True, found
 
     def all_absent(self, known: dict, keys) -> bool:
         """Whether none of `keys` has a live record in `known` (self.nodes or self.edges) nor, as far as the
@@ -37,16 +43,12 @@ class ImportMemo:
             return not any(map(known.get, keys))
         return all(known.get(key, _ABSENT) is None for key in keys)
 
-    def remember(self, table: str, key: str, value) -> bool:
-        """Keep what a record written now means for later lines; False for tables the memo does not keep."""
-        if table == GRAPH_NODE_TABLE:
-            live = value is not None and not value.get("deleted")
-            self.nodes[key] = (value["id"], value["created_at"]) if live else None
-        elif table == GRAPH_EDGE_TABLE:
-            live = value is not None and not value.get("deleted")
-            self.edges[key] = (value["id"], value["src"], value["dst"], value["created_at"]) if live else None
-        else:
-            return False
+    def remember_node(self, key: str, entry: tuple | None) -> bool:
+        self.nodes[key] = entry
+        return True
+
+    def remember_edge(self, key: str, entry: tuple | None) -> bool:
+        self.edges[key] = entry
         return True
 
 

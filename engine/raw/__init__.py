@@ -16,6 +16,8 @@ import importlib
 
 _HOMES = {
     "RawStore": "store",
+    "Chunk": "chunks",
+    "TurnChunk": "chunks",
     "RawWriter": "writer",
     "PutResult": "writer",
     "TurnColumns": "turn_columns",

@@ -1,8 +1,49 @@
-"""What a chunk record says beyond its bytes: the meta its turns imply, and the order chunks are read in."""
+"""Chunks as RawStore lists them: typed rows of the raw.chunk and raw.turns records, the order chunks are read
+in, and the meta a chunk's turns imply. Callers read these, never the records, so the stored form can change
+behind them."""
 
 from __future__ import annotations
 
-from engine.raw.turn_time import ts_order
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from engine.format import RAW_MIME_TEXT
+from engine.raw.turn_time import decode_ts, ts_order
+
+
+class Chunk(NamedTuple):
+    """One stored chunk (its raw.chunk record)."""
+
+    raw_id: str
+    length: int  # bytes, decompressed
+    stored_bytes: int  # bytes of its blob file
+    created_at: int  # UTC epoch seconds of its first ingest (its blob's day)
+    refcount: int
+    mime: str
+    meta: dict  # what ingest gave beside the turns; the stored mapping itself: do not change it
+
+
+@dataclass(frozen=True, slots=True)
+class TurnChunk:
+    """A chunk stored with turns (its raw.turns record), as the conversations are read in order;
+    RawStore.chunk_turns decodes its turns without reading the record again."""
+
+    raw_id: str
+    conv_id: str
+    ts: str | None  # its first turn's time, ISO 8601 (None: no turn has one)
+    seq: int  # storing order
+    _record: dict = field(repr=False, compare=False)
+
+
+def chunk_of(raw_id: str, record: dict | None) -> Chunk | None:
+    if record is None:
+        return None
+    return Chunk(raw_id, record["len_bytes"], record["stored_bytes"], record["created_at"], record["refcount"],
+                 record.get("mime", RAW_MIME_TEXT), record.get("meta", {}))
+
+
+def turn_chunk_of(raw_id: str, record: dict) -> TurnChunk:
+    return TurnChunk(raw_id, record["conv_id"], decode_ts(record["ts"]), record["seq"], record)
 
 
 def turns_meta(turns: list[dict]) -> dict:

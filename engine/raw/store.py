@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from engine.errors import CorruptionError, InputError
 from engine.format import RAW_BLOB_MAX_BYTES, RAW_CHUNK_TABLE, RAW_MIME_TEXT, RAW_TURNS_TABLE
-from engine.raw.chunks import chunk_order, turns_meta
+from engine.raw.chunks import Chunk, TurnChunk, chunk_of, chunk_order, turn_chunk_of, turns_meta
 from engine.raw.decompress import COMPRESSED_SLACK, decompress_bounded
 from engine.raw.paths import record_blob_path
 from engine.raw.turn_columns import decode_turns
-from engine.raw.writer import RawWriter
 
 
 class RawStore:
@@ -86,6 +86,24 @@ class RawStore:
             raise InputError(f"span offset {offset}, length {length} is outside {raw_id} ({size:,} bytes)")
         return self.read_verified(raw_id, record)[offset: offset + length]
 
+    def chunk(self, raw_id: str) -> Chunk | None:
+        """The stored chunk `raw_id`, or None."""
+        return chunk_of(raw_id, self.get(raw_id))
+
+    def chunks(self) -> Iterator[Chunk]:
+        """Every stored chunk, in raw_id order."""
+        for raw_id, record in self.scan():
+            yield chunk_of(raw_id, record)
+
+    def turn_chunks(self) -> list[TurnChunk]:
+        """Every chunk stored with turns, in conversation/time order (see iter_turns)."""
+        records = sorted(self.store.scan(RAW_TURNS_TABLE), key=lambda item: chunk_order(item[1]))
+        return [turn_chunk_of(raw_id, record) for raw_id, record in records]
+
+    def chunk_turns(self, chunk: TurnChunk) -> list[dict]:
+        """The turns of a chunk turn_chunks() listed, as turns() gives them."""
+        return decode_turns(chunk.raw_id, chunk._record)
+
     def turns(self, raw_id: str) -> list[dict]:
         """The turns of one chunk, in chunk order (see decode_turns); [] for a chunk stored without turns."""
         self._record(raw_id)
@@ -97,10 +115,10 @@ class RawStore:
         by their first turn's time (a naive time compared as if UTC; untimed chunks after timed ones), ties in
         the order they were stored; turns in their order inside the chunk. With `text`, each turn dict also
         has "text", its span decoded (each blob read and verified once)."""
-        for raw_id, record in sorted(self.store.scan(RAW_TURNS_TABLE), key=lambda item: chunk_order(item[1])):
-            turns = decode_turns(raw_id, record)
+        for chunk in self.turn_chunks():
+            turns = self.chunk_turns(chunk)
             if text:
-                data = self.read(raw_id)
+                data = self.read(chunk.raw_id)
                 for turn in turns:
                     ref = turn["raw_ref"]
                     turn["text"] = data[ref["offset"]: ref["offset"] + ref["length"]].decode("utf-8")
@@ -120,6 +138,8 @@ class RawStore:
         after it commits. Yields a RawWriter; `writer.batch` takes the batch's other records. owned: as
         Store.batch's (the memtable keeps the values put, not copies decoded from the WAL): every value put,
         the `meta` given to put / put_turns included, holds only msgpack's types and is not changed after."""
+        from engine.raw.writer import RawWriter  # a reader (a cold `memctl recall`) never loads the writer
+
         writer = RawWriter(self)
         committing = False
         try:

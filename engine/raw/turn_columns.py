@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from operator import add, sub
 
 from engine.codec import pack, unpack
@@ -42,6 +43,19 @@ class TurnColumns:
         return cls([turn.get("speaker") for turn in turns], [turn.get("ts") for turn in turns],
                    [turn["source_id"] for turn in turns], [turn["offset"] for turn in turns],
                    [turn["length"] for turn in turns], [turn.get("extra") for turn in turns])
+
+    @classmethod
+    def many(cls, chunks) -> list["TurnColumns"]:
+        """TurnColumns of several chunks, each given as (speakers, ts, source_ids, offsets, lengths, extras), with
+        the turn times of all of them encoded by one encode_ts_column call (a batch's long column goes to numpy
+        at once)."""
+        chunks = list(chunks)
+        encoded = encode_ts_column(list(chain.from_iterable(chunk[1] for chunk in chunks)))
+        columns, end = [], 0
+        for speakers, ts, source_ids, offsets, lengths, extras in chunks:
+            start, end = end, end + len(ts)
+            columns.append(cls(speakers, ts, source_ids, offsets, lengths, extras, encoded[start:end]))
+        return columns
 
 
 def split_source_id(source_id: str) -> tuple[str, int | None]:

@@ -37,7 +37,7 @@ def store(tmp_path):
 
 def _stage(store, **settings) -> GraphStage:
     graph = GraphStore(store)
-    return GraphStage(store, graph, Nodes(store, graph), replace(RecallSettings.from_config(None), **settings))
+    return GraphStage(graph, Nodes(graph), replace(RecallSettings.from_config(None), **settings))
 
 
 def test_reply_edges_join_other_speakers_of_one_session(store):
