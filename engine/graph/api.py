@@ -31,6 +31,8 @@ from engine.graph.validate import check_direction, check_key
 if TYPE_CHECKING:
     from engine.graph.memo import ImportMemo
 
+_RECORDS = {"node": (GRAPH_NODE_TABLE, node_of), "edge": (GRAPH_EDGE_TABLE, edge_of)}  # kind → table, row
+
 
 class GraphStore:
     def __init__(self, store, clock=time.time):
@@ -111,13 +113,15 @@ class GraphStore:
 
     def nodes(self, keys) -> list[Node | None]:
         """node() of each key, in order, looked up together."""
-        keys = list(keys)
-        names = self.type_names("node")
-        return list(map(node_of, keys, self.store.get_many(GRAPH_NODE_TABLE, keys), repeat(names)))
+        return self._rows("node", keys)
 
     def nodes_by_id(self, ids) -> list[Node | None]:
         """The live node of each internal id, in order (None for a deleted or unknown id)."""
         return _by_key(self.snapshot().node_keys(ids), self.nodes)
+
+    def iter_nodes(self) -> Iterator[Node]:
+        """Every live node, in key order."""
+        return self._scan("node")
 
     def edge(self, key: str) -> Edge | None:
         """The live edge `key`, or None."""
@@ -125,29 +129,28 @@ class GraphStore:
 
     def edges(self, keys) -> list[Edge | None]:
         """edge() of each key, in order, looked up together."""
-        keys = list(keys)
-        names = self.type_names("edge")
-        return list(map(edge_of, keys, self.store.get_many(GRAPH_EDGE_TABLE, keys), repeat(names)))
+        return self._rows("edge", keys)
 
     def edges_by_id(self, ids) -> list[Edge | None]:
         """The live edge of each internal id, in order (None for a deleted or unknown id)."""
         return _by_key(self.snapshot().edge_keys(ids), self.edges)
 
-    def iter_nodes(self) -> Iterator[Node]:
-        """Every live node, in key order."""
-        names = self.type_names("node")
-        for key, record in self.store.scan(GRAPH_NODE_TABLE):
-            node = node_of(key, record, names)
-            if node is not None:
-                yield node
-
     def iter_edges(self) -> Iterator[Edge]:
         """Every live edge, in key order."""
-        names = self.type_names("edge")
-        for key, record in self.store.scan(GRAPH_EDGE_TABLE):
-            edge = edge_of(key, record, names)
-            if edge is not None:
-                yield edge
+        return self._scan("edge")
+
+    def _rows(self, kind: str, keys) -> list:
+        table, row_of = _RECORDS[kind]
+        keys = list(keys)
+        return list(map(row_of, keys, self.store.get_many(table, keys), repeat(self.type_names(kind))))
+
+    def _scan(self, kind: str) -> Iterator:
+        table, row_of = _RECORDS[kind]
+        names = self.type_names(kind)
+        for key, record in self.store.scan(table):
+            row = row_of(key, record, names)
+            if row is not None:
+                yield row
 
     def node_ids_allocated(self) -> int:
         """How many node ids were ever allocated, deleted nodes' included: 0 means no node was ever written."""
