@@ -1,6 +1,6 @@
 """ImportMemo: what a bulk import's earlier batches wrote, so that later lines need no store lookup.
 
-The protocol GraphBatch reads a memo through (ImportMemo is one; R2G's draft has its own):
+The protocol GraphBatch reads a memo through (ImportMemo is one; a caller that knows more brings its own):
     nodes, edges                  key → (id, created_at) / (id, source id, target id, created_at) of what the
                                   memo knows is live, None once deleted; the bulk writes read and add to them
     node(key), edge(key)          (known, entry): known is False when only the store can tell

@@ -1,12 +1,7 @@
-"""Nodes and edges: the records the graph keeps in graph.node and graph.edge, and the typed rows reads give.
+"""Nodes and edges: the graph.node and graph.edge records (their fields are listed in engine.graph.kind;
+GraphBatch writes them through node_record and edge_record), and the typed rows reads give.
 
-Stored form (MANIFEST.spec has the bytes; GraphBatch writes them through node_record and edge_record):
-    graph.node  key → {"id", "type" (type id), "created_at", "updated_at", "props"?, "deleted"?}
-    graph.edge  key → {"id", "src", "dst" (node ids), "type", "weight", "confidence", "ts", "created_at",
-                       "updated_at", "since"?, "until"?, "props"?, "custom"?, "deleted"?}
-A field marked ? is absent when it would be null, empty or false.
-
-Typed form: Node and Edge, with type names resolved and a deleted record read as no row at all. Callers of
+Node and Edge have their type names resolved, and a deleted record reads as no row at all. Callers of
 GraphStore read only these, so the stored form can change behind them. `props` is the stored mapping itself,
 not a copy: a reader must not change it.
 """
