@@ -1,7 +1,7 @@
 """Raw blob files on disk: writing a batch's new files (and taking them away again if the batch fails), the
 zstd frames they hold, and the directory hint that keeps file creation cheap.
 
-Durability is the batch's business (engine.raw.RawWriter.publish: one sync_filesystem before the commit);
+Durability is the batch's business (engine.raw.writer.RawWriter.publish: one sync_filesystem before the commit);
 nothing here syncs.
 """
 

@@ -192,7 +192,7 @@ def _check_kinds(report: Report, segments: dict) -> None:
 
 
 def _check_raw(report: Report) -> None:
-    """Raw chunks (engine/raw.py): every blob present, of its recorded size and sha256, and reference counts of
+    """Raw chunks (engine/raw/): every blob present, of its recorded size and sha256, and reference counts of
     one per citing turn. Blob and temp files no record names are notes: an interrupted ingest or deletion
     leaves them, and `memctl raw gc` removes them."""
     from engine.raw import RawStore

@@ -102,7 +102,7 @@ SEGMENT_DIR = "seg"
 RAW_DIR = "raw"
 TEMP_SUFFIX = ".tmp"
 
-# --- raw chunks: raw/YYYY/MM/DD/<sha[0:2]>/raw_<sha256>.blob.zst (engine/raw.py; appended by the raw-memory
+# --- raw chunks: raw/YYYY/MM/DD/<sha[0:2]>/raw_<sha256>.blob.zst (engine/raw/; appended by the raw-memory
 # helper, issue 3) ------------------------------------------------------------------------------------------
 # key raw_id → {len_bytes, sha256 (32 bytes), created_at (UTC epoch seconds: the blob's day), refcount,
 # stored_bytes, meta, and mime only when it is not RAW_MIME_TEXT}

@@ -1,7 +1,7 @@
 """Durable file primitives, routed through one replaceable `ops` object.
 
 Every write, fsync, rename and unlink the engine performs goes through `fs.ops`, so that tests can swap in
-`engine.testing.faultfs.FaultOps` and simulate power loss (drop unsynced data, forget renames that no
+`tools.testing.faultfs.FaultOps` and simulate power loss (drop unsynced data, forget renames that no
 directory fsync covered) or inject ENOSPC/EIO. Directory fsyncs are explicit at every call site that needs
 one: `atomic_write` does them, nothing relies on an implicit one (see REFERENCES A1).
 

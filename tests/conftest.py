@@ -8,10 +8,12 @@ import sys
 import pytest
 
 # Each test directory keeps its helpers in a module of a unique name (engine_testkit, graph_reference…);
-# with --import-mode=importlib those directories are not on sys.path by themselves.
+# with --import-mode=importlib those directories are not on sys.path by themselves. The repository root
+# comes first for tools.testing, the fault-injection harness, which is not installed with the package.
 _TESTS = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(_TESTS, name) for name in sorted(os.listdir(_TESTS))
-                if os.path.isdir(os.path.join(_TESTS, name)) and not name.startswith((".", "_"))]
+sys.path[:0] = [os.path.dirname(_TESTS)] + [os.path.join(_TESTS, name) for name in sorted(os.listdir(_TESTS))
+                                            if os.path.isdir(os.path.join(_TESTS, name))
+                                            and not name.startswith((".", "_"))]
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,7 @@
 """The `graph` derived segment kind: CSR segments built from the records of the `graph.*` tables.
 
-Records (the source of truth, written by engine.graph.api.GraphStore; every field: MANIFEST.spec section 4b):
+Records (the source of truth, written by engine.graph.api.GraphStore through engine.graph.batch; every field:
+MANIFEST.spec section 4b):
     graph.node  external key → {"id", "type", "created_at", "updated_at", "props"?, "deleted"?}
     graph.edge  edge key → {"id", "src", "dst", "type", "weight", "confidence", "ts", "created_at",
                             "updated_at", "since"?, "until"?, "props"?, "custom"?, "deleted"?}
@@ -18,8 +19,6 @@ one dense base holding only live edges, plus the ids of deleted nodes so that th
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from engine.arrays import sorted_unique
@@ -32,28 +31,15 @@ from engine.format import (
     GRAPH_NODE_TABLE,
     GRAPH_TYPE_TABLE,
 )
+from engine.graph.keys import edge_key
 from engine.graph.part import GraphPart, build_columns, encode_keys, take_keys
+from engine.graph.traverse import EdgeSet, gather
 from engine.graph.view import GraphView
 from engine.records import TOMBSTONE
 
 KIND_NAME = "graph"
 SEGMENT_LABEL = "csr"
 _RECORDS_PATH = "<graph records>"
-
-
-def dead_key(prefix: str, internal_id: int) -> str:
-    return f"{prefix}:{internal_id:016x}"
-
-
-def edge_key(source: str, edge_type: str, target: str) -> str:
-    """The default key of an edge: one edge per (source, type, target), readable and unambiguous.
-
-    It is the compact JSON array of the three; the fast path builds the same text when nothing needs escaping.
-    Segments store no bytes for default keys: they are rebuilt from the edge's ends and type when asked for.
-    """
-    if source.isprintable() and target.isprintable() and '"' not in source + target and "\\" not in source + target:
-        return f'["{source}","{edge_type}","{target}"]'
-    return json.dumps([source, edge_type, target], ensure_ascii=False, separators=(",", ":"))
 
 
 class GraphKind:
@@ -122,6 +108,20 @@ class GraphSnapshot:
         self.view = GraphView(parts, node_count, edge_count)
         self.edge_type_names = {type_id: key.partition(":")[2] for key, type_id in types.items()
                                 if key.startswith("edge:")}
+
+    @property
+    def node_count(self) -> int:
+        """Every node id is below this bound (ids are dense and never reused; 0: no node was ever written)."""
+        return self.view.node_count
+
+    def node_types(self, ids) -> np.ndarray:
+        """The type id of each node id, in its latest state (ids below node_count)."""
+        return self.view.node_types[np.asarray(ids, dtype=np.int64)]
+
+    def gather(self, nodes, direction: str = "out", types=None) -> EdgeSet:
+        """The live edges of `nodes` (ids) in `direction` ("out", "in" or "both"), of the type ids `types`
+        (None: all), as arrays: engine.graph.traverse.gather over this snapshot."""
+        return gather(self.view, nodes, direction, types)
 
     def node_id(self, key: str) -> int | None:
         """Internal id of the live node `key`, from the parts alone (no record is read)."""

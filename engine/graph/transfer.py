@@ -27,9 +27,10 @@ import numpy as np
 
 from engine.codec import pack
 from engine.errors import InputError
-from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_COUNTER
+from engine.format import GRAPH_EDGE_TABLE
 from engine.graph import traverse
-from engine.graph.api import GraphBatch, ImportMemo
+from engine.graph.batch import GraphBatch
+from engine.graph.memo import ImportMemo
 from engine.store import paused_gc
 
 DEFAULT_BATCH_LINES = 20000
@@ -63,7 +64,7 @@ def _import_stream(graph, stream, name: str, batch_lines: int, progress) -> Impo
     if batch_lines < 1:
         raise InputError("batch_lines must be at least 1")
     report = ImportReport()
-    memo = ImportMemo(store_is_empty=graph.store.counter(GRAPH_NODE_COUNTER) == 0)
+    memo = ImportMemo(store_is_empty=graph.node_ids_allocated() == 0)
     with paused_gc():
         while lines := list(itertools.islice(stream, batch_lines)):
             report.bytes += sum(map(len, lines))

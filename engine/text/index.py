@@ -5,6 +5,8 @@ A store holds any number of text indexes, one per owner: "text" (the unnamed one
 its tokens, the retirement of the document number it replaces, and a new document number from the index's
 docno counter. Searching reads the store's view of the owner (segments + unflushed records) and never loads
 jieba.
+The modules only writing needs (engine.text.pieces, engine.text.stored) are imported by the methods that
+write: a process that only searches (a cold `memctl recall`) does not load them.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ from itertools import chain
 from engine.errors import InputError
 from engine.format import OP_DELETE, OP_PUT, TEXT_KIND
 from engine.codec import pack, unpack
-from engine.text import pieces, stored
-from engine.text.stored import DEFAULT_FIELD
 from engine.text.kind import SIGNATURE_KEY, collector_paused, dead_key
 from engine.text.tables import text_tables
 
@@ -53,6 +53,8 @@ class TextIndex:
     def add_many(self, documents, batch=None) -> list:
         """Index several documents (dicts with key, fields, and optionally type, timestamp, tags) in one
         batch; a key given twice keeps its last version. Nothing is written if any document is invalid."""
+        from engine.text import pieces
+
         with collector_paused():
             vocabulary = pieces.pending_of(self.store, self.tables.owner).vocabulary(self.kernels)
             analysis = _Analysis(self.tokenizer, self.store_text, vocabulary)
@@ -62,6 +64,8 @@ class TextIndex:
     def _add_prepared(self, keys: list, records: list, piece, batch) -> list:
         if not records:
             return []
+        from engine.text import pieces
+
         tables = self.tables
         with _BatchScope(self.store, batch) as active:
             self._write_signature(active)
@@ -118,14 +122,18 @@ class TextIndex:
     def snapshot(self):
         return self.store.kind(self.tables.owner)
 
+    def searcher(self):
+        """The engine.text.search.Searcher of the store's current state with this index's tokenizer and
+        parameters (the snapshot keeps it for the next call until the store changes)."""
+        return self.snapshot().searcher(self.tokenizer, self.parameters, self.kernels)
+
     def search(self, query: str, top: int = 10, **filters) -> list:
         """engine.text.search.Searcher.search over the store's current state."""
-        return self.snapshot().searcher(self.tokenizer, self.parameters, self.kernels).search(query, top, **filters)
+        return self.searcher().search(query, top, **filters)
 
     def statistics(self) -> dict:
-        snapshot = self.snapshot()
-        statistics = snapshot.searcher(self.tokenizer, self.parameters, self.kernels).statistics()
-        statistics["tokenizer"] = snapshot.signature
+        statistics = self.searcher().statistics()
+        statistics["tokenizer"] = self.snapshot().signature
         return statistics
 
     def get(self, key: str) -> dict | None:
@@ -133,6 +141,8 @@ class TextIndex:
         record = self.store.get(self.tables.documents, key)
         if record is None or type(record.get("fields")) is not str:
             return record
+        from engine.text import stored
+
         return {**record, "fields": stored.record_texts(record)}
 
 
@@ -160,6 +170,8 @@ class _Analysis:
 
     def add(self, documents) -> None:
         """Check every document and lay out its record and runs (cheap checks before any analysis)."""
+        from engine.text.stored import DEFAULT_FIELD
+
         keys, records, store_text = self.keys, self.records, self.store_text
         run_documents, run_names, run_texts, run_places = self.run_documents, self.run_names, self.run_texts, \
             self.run_places
@@ -206,6 +218,8 @@ class _Analysis:
 
     def finish(self):
         """Analyse every run into its record's maps; the piece of the analysed documents."""
+        from engine.text import pieces, stored
+
         names = self.run_names
         analysed = list(map(self.index_tokens, self.run_texts))
         term_lists, position_lists = zip(*analysed) if analysed else ((), ())
@@ -229,6 +243,8 @@ class _Analysis:
 
 def _raise_for_bad_run(term_lists, position_lists) -> None:
     """ValueError naming what is wrong with the first run whose positions are not one per term."""
+    from engine.text import stored
+
     for terms, positions in zip(term_lists, position_lists):
         stored.join_terms(terms, positions)
 

@@ -14,7 +14,6 @@ alive starts a collection that scans them all (an eighth of a second after a 32 
 
 from __future__ import annotations
 
-import itertools
 import os
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -88,18 +87,15 @@ def prepare(sources, format: str | None = None, errors: str = "strict", size_lim
 
 def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progress=None) -> dict:
     """Store the prepared chunks that are new, with their turns, in one batch; returns the summary."""
-    from engine.raw import RawStore, TurnColumns, encode_ts_column
+    from engine.raw import RawStore, TurnColumns
 
     summary = dict(prepared.summary)
     chunks = prepared.chunks
     with RawStore(store, limit=blob_limit).batch(owned=True) as writer:  # our records: fresh dicts of plain values
         writer.write_ahead([chunk.data for chunk in chunks])  # zstd and the blobs' sync beside the records
-        encoded_ts = encode_ts_column(list(itertools.chain.from_iterable(chunk.ts for chunk in chunks)))
-        end = 0
-        for index, chunk in enumerate(chunks, start=1):
-            start, end = end, end + len(chunk.ts)
-            columns = TurnColumns(chunk.speakers, chunk.ts, chunk.source_ids, chunk.offsets, chunk.lengths,
-                                  chunk.extras, encoded_ts[start:end])
+        turns = TurnColumns.many((chunk.speakers, chunk.ts, chunk.source_ids, chunk.offsets, chunk.lengths,
+                                  chunk.extras) for chunk in chunks)
+        for index, (chunk, columns) in enumerate(zip(chunks, turns), start=1):
             result = writer.put_turns(chunk.data, chunk.meta(), chunk.conv_id, columns)
             summary["chunks_new" if result.new else "chunks_duplicate"] += 1
             summary["bytes_stored"] += result.stored_bytes

@@ -35,7 +35,6 @@ import gc
 import time
 from collections import Counter
 
-from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_COUNTER, GRAPH_NODE_TABLE
 from engine.store import paused_gc
 from memctl.r2g.draft import GraphDraft, RecentNodes
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
@@ -83,7 +82,7 @@ class Builder:
         self.rewritten = None
         self.recent_nodes = RecentNodes(NODE_RECORDS_REMEMBERED, NODE_IDS_REMEMBERED)
         # A first conversion (the common bulk case) knows every node it did not write yet is absent.
-        self.run_nodes = set() if store.counter(GRAPH_NODE_COUNTER) == 0 else None
+        self.run_nodes = set() if self.graph.node_ids_allocated() == 0 else None
         self._new_draft()
 
     def _new_draft(self) -> None:
@@ -109,7 +108,7 @@ class Builder:
         rebuild = rebuild or self.store.get(META_TABLE, REBUILD_KEY) is not None
         if rebuild:
             self._start_rebuild()
-        by_conversation = conversations(self.store)
+        by_conversation = conversations(self.raw)
         done = {raw_id for raw_id, _ in self.store.scan(DONE_TABLE)}
         work = {conv_id: chunks for conv_id, chunks in by_conversation.items()
                 if any(info.raw_id not in done for info in chunks)}
@@ -170,8 +169,7 @@ class Builder:
 
     def _start_chunk(self, start: ChunkStart) -> None:
         info = start.info
-        record = info.record
-        self.emitter.chunk(info.raw_id, info.conv_id, start.turns, _first_ts(record))
+        self.emitter.chunk(info.raw_id, info.conv_id, start.turns, info.ts)
         self.draft.record(DONE_TABLE, info.raw_id, {"conv_id": info.conv_id, "turns": start.turns,
                                                     "version": VERSION})
 
@@ -223,16 +221,14 @@ class Builder:
     def _finish_rebuild(self) -> int:
         """Remove what earlier runs made and this one did not (nodes r2g owns, edges touching them, their
         index documents); returns the number of nodes removed."""
-        names = self.graph.type_names("node")
         stale, owned = [], set()
-        for key, record in self.store.scan(GRAPH_NODE_TABLE):
-            if not record.get("deleted") and _owned(names.get(record["type"]), record.get("props") or {}):
-                owned.add(record["id"])
-                if key not in self.rewritten.nodes:
-                    stale.append(key)
-        edges = [key for key, record in self.store.scan(GRAPH_EDGE_TABLE)
-                 if not record.get("deleted") and key not in self.rewritten.edges
-                 and (record["src"] in owned or record["dst"] in owned)]
+        for node in self.graph.iter_nodes():
+            if _owned(node.type, node.props or {}):
+                owned.add(node.id)
+                if node.key not in self.rewritten.nodes:
+                    stale.append(node.key)
+        edges = [edge.key for edge in self.graph.iter_edges()
+                 if edge.key not in self.rewritten.edges and (edge.source_id in owned or edge.target_id in owned)]
         for start in range(0, len(edges), CLEAR_EDGES_PER_BATCH):
             with self.graph.batch() as writer:
                 for key in edges[start: start + CLEAR_EDGES_PER_BATCH]:
@@ -263,9 +259,3 @@ def _owned(type_name: str | None, props: dict) -> bool:
         return True
     creator = (props.get("provenance") or {}).get("creator")
     return creator in (CREATOR, EXTERNAL_CREATOR)
-
-
-def _first_ts(record: dict) -> str | None:
-    from engine.raw import decode_ts
-
-    return decode_ts(record.get("ts"))

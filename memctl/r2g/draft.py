@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import groupby
 
-from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
-from engine.graph.api import edge_key
+from engine.graph.keys import edge_key
 from memctl.r2g.merge import merge
 from memctl.r2g.recent import Recent
 
@@ -32,7 +31,7 @@ class RecentNodes:
     any node, for edges into it (SAME_AS to an earlier Fact)."""
 
     def __init__(self, records: int, ids: int):
-        self.records = Recent(records)  # key → {id, created_at, props}, as a store read gives it back
+        self.records = Recent(records)  # key → (id, created_at, props), props as a store read gives them back
         self.ids = Recent(ids)  # key → (id, created_at)
 
 
@@ -57,7 +56,7 @@ class GraphDraft:
         self.documents: dict = {}  # key → TextIndex document
         self.records: list = []  # (table, key, value or None to delete) of the caller's own tables
         self.created: set = set()  # keys of nodes that did not exist before this batch
-        self.stored: dict = {}  # key → stored record of the existing nodes this batch read
+        self.stored: dict = {}  # key → (id, created_at) of the existing nodes this batch read
         self.nodes_created: Counter = Counter()
         self.edges_written: Counter = Counter()
 
@@ -99,13 +98,14 @@ class GraphDraft:
     def stored_props(self, key: str) -> dict | None:
         if self.run_nodes is not None and key not in self.run_nodes:
             return None
-        record = self.recent.records.get(key) if self.recent is not None else None
-        if record is None:
-            record = self.graph.store.get(GRAPH_NODE_TABLE, key)
-        if record is None or record.get("deleted"):
-            return None
-        self.stored[key] = record
-        return record.get("props", {})
+        found = self.recent.records.get(key) if self.recent is not None else None
+        if found is None:
+            node = self.graph.node(key)
+            if node is None:
+                return None
+            found = (node.id, node.created_at, node.props)
+        self.stored[key] = found[:2]
+        return found[2]
 
     def edge(self, source: str, edge_type: str, target: str, weight: float, confidence: float,
              ts: float | None = None, properties: dict | None = None) -> None:
@@ -176,7 +176,7 @@ class GraphDraft:
             node_id, created_at = written[key]
             self.recent.ids.put(key, (node_id, created_at))
             if node_type in REMEMBERED_TYPES:
-                self.recent.records.put(key, {"id": node_id, "created_at": created_at, "props": self.merged(key)})
+                self.recent.records.put(key, (node_id, created_at, self.merged(key)))
 
     def _find_fresh_edges(self, known_nodes: dict) -> None:
         """Set fresh_edges; add to `known_nodes` the ids of the nodes that earlier batches of the run wrote and
@@ -219,45 +219,44 @@ class GraphDraft:
 
 
 class _KnownRecords:
-    """What the draft already knows about the graph, handed to GraphBatch as its memo (engine.graph.api's
-    ImportMemo protocol, bulk writes included) so that writing does not look up again: nodes this batch
-    creates and edges touching them are absent until written, existing nodes are the records the draft read.
-    `nodes` and `edges` hold what this batch wrote (add_new_* fill them; row writes through `remember`, which
-    leaves them in the batch's pending table as well)."""
+    """What the draft already knows about the graph, handed to GraphBatch as its memo (engine.graph.memo's
+    protocol, bulk writes included) so that writing does not look up again: nodes this batch creates and edges
+    touching them are absent until written, existing nodes are the ones the draft read. `nodes` and `edges`
+    hold what this batch wrote (add_new_* fill them; row writes through remember_node/remember_edge, which
+    leave them in the batch's pending table as well)."""
 
     def __init__(self, draft: GraphDraft):
         self.draft = draft
-        self.nodes: dict = {key: (record["id"], record["created_at"]) for key, record in draft.stored.items()
+        self.nodes: dict = {key: entry for key, entry in draft.stored.items()
                             if key not in draft.created}  # key → (id, created_at)
         self.edges: dict = {}  # key → (id, src, dst, created_at)
 
-    def get(self, table: str, key: str) -> tuple[bool, dict | None]:
-        if table == GRAPH_NODE_TABLE:
-            known = self.nodes.get(key)
-            if known is None and self.draft.recent is not None:
-                known = self.draft.recent.ids.get(key)
-            if known is not None:
-                return True, {"id": known[0], "created_at": known[1], "deleted": False}
-            return key in self.draft.created, None
-        if table == GRAPH_EDGE_TABLE:
-            known = self.edges.get(key)
-            if known is not None:
-                return True, {"id": known[0], "src": known[1], "dst": known[2], "created_at": known[3],
-                              "deleted": False}
-            return key in self.draft.fresh_edges, None
-        return False, None
+    def node(self, key: str) -> tuple[bool, tuple | None]:
+        known = self.nodes.get(key)
+        if known is None and self.draft.recent is not None:
+            known = self.draft.recent.ids.get(key)
+        if known is not None:
+            return True, known
+        return key in self.draft.created, None
+
+    def edge(self, key: str) -> tuple[bool, tuple | None]:
+        known = self.edges.get(key)
+        if known is not None:
+            return True, known
+        return key in self.draft.fresh_edges, None
 
     def all_absent(self, known: dict, keys) -> bool:
         absent = self.draft.created if known is self.nodes else self.draft.fresh_edges
         return absent.issuperset(keys) and known.keys().isdisjoint(keys)
 
-    def remember(self, table: str, key: str, value) -> bool:
-        if table == GRAPH_NODE_TABLE:
-            self.nodes.pop(key, None)
-            if value is not None and not value.get("deleted"):
-                self.nodes[key] = (value["id"], value["created_at"])
-        elif table == GRAPH_EDGE_TABLE:
-            self.edges.pop(key, None)
-            if value is not None and not value.get("deleted"):
-                self.edges[key] = (value["id"], value["src"], value["dst"], value["created_at"])
+    def remember_node(self, key: str, entry: tuple | None) -> bool:
+        self.nodes.pop(key, None)
+        if entry is not None:
+            self.nodes[key] = entry
+        return False
+
+    def remember_edge(self, key: str, entry: tuple | None) -> bool:
+        self.edges.pop(key, None)
+        if entry is not None:
+            self.edges[key] = entry
         return False

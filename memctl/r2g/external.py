@@ -210,6 +210,7 @@ def _write_node(draft, raw, tenant, key, node_type, node_props, settings) -> Non
 
 class Validator:
     def __init__(self, store, tenant: str, config=None):
+        from engine.graph.api import GraphStore
         from engine.raw import RawStore
 
         self.store = store
@@ -218,6 +219,7 @@ class Validator:
         self.settings = resolve(config).r2g
         use_directory(self.settings.lexicon_directory)
         self.raw = RawStore(store)
+        self.graph = GraphStore(store)
         self.plan = Plan()
         self.refs: dict = {}  # "ref" name → node key
         self._turns_by_source = None
@@ -346,10 +348,10 @@ class Validator:
         _only(ref, {"raw_id", "source_id", "offset", "length", "ts"}, where)
         if "raw_id" in ref:
             raw_id = ref["raw_id"]
-            record = self.raw.get(raw_id) if isinstance(raw_id, str) else None
-            if record is None:
+            chunk = self.raw.chunk(raw_id) if isinstance(raw_id, str) else None
+            if chunk is None:
                 raise ValueError(f"{where}: no stored raw chunk {raw_id!r}")
-            offset, length = _span(ref, 0, record["len_bytes"], where)
+            offset, length = _span(ref, 0, chunk.length, where)
             turn = self._turn_at(raw_id, offset)
             return {"raw_id": raw_id, "offset": offset, "length": length,
                     "source_id": ref.get("source_id") or (turn["source_id"] if turn else None),
@@ -418,10 +420,7 @@ class Validator:
         raise ValueError(f"{name} {value!r} is neither a node of this file nor a stored node")
 
     def _stored(self, key: str) -> bool:
-        from engine.format import GRAPH_NODE_TABLE
-
-        record = self.store.get(GRAPH_NODE_TABLE, key)
-        return record is not None and not record.get("deleted")
+        return self.graph.node(key) is not None
 
     # --- seed 000 tools ----------------------------------------------------------------------------------
 

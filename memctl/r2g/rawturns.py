@@ -8,32 +8,21 @@ are decoded, and a chunk's blob is read (and verified) only when one of its turn
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from engine.format import RAW_TURNS_TABLE
-from engine.raw import decode_turns, ts_order
+if TYPE_CHECKING:
+    from engine.raw import TurnChunk
 
 # LoCoMo and MemDaily dialog ids: "D<session>:<turn>".
 _DIALOG_ID = re.compile(r"D(\d+):\d+")
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkInfo:
-    raw_id: str
-    conv_id: str
-    order: tuple
-    record: dict = field(compare=False, repr=False)
-
-
-def conversations(store) -> dict:
-    """{conv_id: [ChunkInfo in conversation order]} of every chunk stored with turns."""
+def conversations(raw) -> dict:
+    """{conv_id: [engine.raw.TurnChunk in conversation order]} of every chunk stored with turns."""
     chunks: dict = {}
-    for raw_id, record in store.scan(RAW_TURNS_TABLE):
-        seconds = ts_order(record["ts"])
-        info = ChunkInfo(raw_id, record["conv_id"], (seconds is None, seconds or 0, record["seq"]), record)
-        chunks.setdefault(info.conv_id, []).append(info)
-    for infos in chunks.values():
-        infos.sort(key=lambda info: info.order)
+    for chunk in raw.turn_chunks():
+        chunks.setdefault(chunk.conv_id, []).append(chunk)
     return chunks
 
 
@@ -87,7 +76,7 @@ class Turn:
 class ChunkStart:
     """Marks that the following turns come from `info`'s chunk."""
 
-    info: ChunkInfo
+    info: TurnChunk
     new: bool
     turns: int
 
@@ -109,7 +98,7 @@ def walk(raw, chunks: list, new_ids: set, radius: int = 2):
             continue
         gap_open = False
         new = info.raw_id in new_ids
-        metas = decode_turns(info.raw_id, info.record)
+        metas = raw.chunk_turns(info)
         yield ChunkStart(info, new, len(metas))
         text = ChunkText(raw, info.raw_id)
         for meta in metas:

@@ -1,45 +1,36 @@
-"""Node records of one store snapshot, read once each: a recall touches a few hundred nodes, a batch of
-recalls many of the same ones again."""
+"""Nodes of one store snapshot, read once each: a recall touches a few hundred nodes, a batch of recalls many
+of the same ones again."""
 
 from __future__ import annotations
-
-from engine.format import GRAPH_NODE_TABLE
 
 CACHE_LIMIT = 200_000
 
 
 class Nodes:
-    def __init__(self, store, graph):
-        self.store = store
+    def __init__(self, graph):
         self.graph = graph
-        self._records: dict = {}
-        self._type_names = None
+        self._nodes: dict = {}  # key → engine.graph.model.Node, or None for no live node
 
-    def record(self, key: str) -> dict | None:
-        found = self._records.get(key, False)
+    def record(self, key: str):
+        """The live node `key` (engine.graph.model.Node: id, type name, props…), or None."""
+        found = self._nodes.get(key, False)
         if found is False:
-            found = self.store.get(GRAPH_NODE_TABLE, key)
-            if found is not None and found.get("deleted"):
-                found = None
-            if len(self._records) >= CACHE_LIMIT:
-                self._records.clear()
-            self._records[key] = found
+            found = self.graph.node(key)
+            if len(self._nodes) >= CACHE_LIMIT:
+                self._nodes.clear()
+            self._nodes[key] = found
         return found
 
     def props(self, key: str) -> dict:
-        record = self.record(key)
-        return (record or {}).get("props") or {}
+        node = self.record(key)
+        return (node.props if node is not None else None) or {}
 
     def attribute(self, key: str, name: str):
         return (self.props(key).get("attributes") or {}).get(name)
 
     def type(self, key: str) -> str | None:
-        record = self.record(key)
-        if record is None:
-            return None
-        if self._type_names is None:
-            self._type_names = self.graph.type_names("node")
-        return self._type_names.get(record["type"])
+        node = self.record(key)
+        return None if node is None else node.type
 
     def exists(self, key: str) -> bool:
         return self.record(key) is not None

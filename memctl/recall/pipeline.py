@@ -76,7 +76,7 @@ class Recaller:
         if self._nodes is None:
             from memctl.recall.nodes import Nodes
 
-            self._nodes = Nodes(self.store, self.graph)
+            self._nodes = Nodes(self.graph)
         return self._nodes
 
     @property
@@ -100,14 +100,14 @@ class Recaller:
         if self._stage is None:
             from memctl.recall.stage_c import GraphStage
 
-            self._stage = GraphStage(self.store, self.graph, self.nodes, self.settings)
+            self._stage = GraphStage(self.graph, self.nodes, self.settings)
         return self._stage
 
     def passages(self):
         if self._passages is None:
             from memctl.recall.raw_fallback import RawPassages
 
-            self._passages = RawPassages(self.store, self.raw, self.settings.recall.raw)
+            self._passages = RawPassages(self.raw, self.settings.recall.raw)
         return self._passages
 
     def citations(self):
@@ -118,7 +118,7 @@ class Recaller:
         return self._citations
 
     def graph_ready(self) -> bool:
-        return self.graph_stage().view.node_count > 0 and bool(self.graph.type_ids("node"))
+        return self.graph_stage().snapshot.node_count > 0 and bool(self.graph.type_ids("node"))
 
     # --- recall -------------------------------------------------------------------------------------------
 
@@ -247,8 +247,8 @@ class _Run:
         self.trace.fallback("graph_filter", f"{reason}: boolean filter over node keywords/tags/entities, "
                                             "ranked by weight and recency (W4)")
         with self.trace.stage("A: graph filter") as entry:
-            seeds, facts = graph_seeds(self.recaller.store, self.recaller.graph, self.query, settings,
-                                       self._result_types(), request.since, request.until)
+            seeds, facts = graph_seeds(self.recaller.graph, self.query, settings, self._result_types(),
+                                       request.since, request.until)
             self._describe(entry, seeds, facts)
         self.available.add("bm25")
         self.keyword_source = "G"

@@ -78,11 +78,10 @@ def match_concentration(query, seeds: list, search) -> float | None:
 
 
 class RawPassages:
-    def __init__(self, store, raw, settings):
+    def __init__(self, raw, settings):
         """`settings`: the recall.raw settings."""
         from engine.text.tokenizer import Tokenizer
 
-        self.store = store
         self.raw = raw
         self.settings = settings
         self.tokenizer = Tokenizer(cjk="bigram")
@@ -92,11 +91,9 @@ class RawPassages:
     def hot_chunks(self, cited: list, recent_count: int) -> tuple[list, dict]:
         """Chunk ids to search: those the best node hits cite, then the `recent_count` most recently ingested
         (where chunks r2g has not converted yet are, ingest coming before r2g)."""
-        from engine.format import RAW_CHUNK_TABLE
-
         if self._recent is None:
-            self._recent = [raw_id for _, raw_id in sorted(((record.get("created_at", 0), raw_id) for raw_id, record
-                                                             in self.store.scan(RAW_CHUNK_TABLE)), reverse=True)]
+            self._recent = [raw_id for _, raw_id in sorted(((chunk.created_at, chunk.raw_id) for chunk
+                                                             in self.raw.chunks()), reverse=True)]
         chosen = list(dict.fromkeys([raw_id for raw_id in cited if raw_id] + self._recent[:recent_count]))
         return chosen, {"chunks": len(chosen), "cited": len(set(cited)), "stored": len(self._recent)}
 
@@ -134,7 +131,7 @@ class RawPassages:
 
     def _build(self, raw_id: str):
         """(raw_id, offset, length, turn, text, tokens) of every passage of the chunk."""
-        if self.raw.get(raw_id) is None:
+        if self.raw.chunk(raw_id) is None:
             return
         data = self.raw.read(raw_id)
         turns = self.raw.turns(raw_id) or [{"source_id": None, "ts": None, "speaker": None,

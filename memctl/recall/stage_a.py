@@ -37,6 +37,7 @@ class NodeSearch:
     def __init__(self, store, config, settings):
         from dataclasses import replace
 
+        from engine.text.index import TextIndex
         from memctl.indexes import NODES
         from memctl.settings.text_index import text_settings
         from memctl.recall.query import QueryTokenizer
@@ -45,7 +46,7 @@ class NodeSearch:
         self.tokenizer = QueryTokenizer(tokenizer, settings.drop_single_cjk)
         self.parameters = replace(parameters, field_weights={**parameters.field_weights,
                                                              **settings.field_weights})
-        self.searcher = store.kind(NODES).searcher(self.tokenizer, self.parameters, "numpy")
+        self.searcher = TextIndex(store, self.tokenizer, self.parameters, kernels="numpy", owner=NODES).searcher()
         self.settings = settings
         self._names: dict = {}
         self._vocabulary = None
@@ -114,9 +115,8 @@ def apply_speaker_prior(seeds: list, terms: set, nodes, name_tokens, prior: floa
 # --- pure-graph fallback ---------------------------------------------------------------------------------
 
 
-def graph_seeds(store, graph, query, settings, types, since=None, until=None) -> tuple[list, dict]:
+def graph_seeds(graph, query, settings, types, since=None, until=None) -> tuple[list, dict]:
     """Seeds by a boolean filter over node keywords/tags/entities (no index)."""
-    from engine.format import GRAPH_NODE_TABLE
     from engine.text.tokenizer import Tokenizer, normalize
     from memctl.node_documents import epoch_seconds
 
@@ -124,27 +124,23 @@ def graph_seeds(store, graph, query, settings, types, since=None, until=None) ->
     folded = normalize(query.text)
     words = set(tokenizer.query_tokens(query.search_text, None, "bigram")[0])
     words = {word for word in words if not is_single_cjk(word)}
-    names = graph.type_names("node")
     wanted = set(types) | {"Entity"}
     matcher = _KeywordMatcher(tokenizer, folded, words)
     seeds = []
     scanned = 0
-    for key, record in store.scan(GRAPH_NODE_TABLE):
-        if record.get("deleted"):
-            continue
-        node_type = names.get(record.get("type"))
-        if node_type not in wanted:
+    for node in graph.iter_nodes():
+        if node.type not in wanted:
             continue
         scanned += 1
-        props = record.get("props") or {}
-        matched = matcher.match(_filter_words(node_type, props))
+        props = node.props or {}
+        matched = matcher.match(_filter_words(node.type, props))
         if not matched:
             continue
         timestamp = epoch_seconds(props.get("recency")) if isinstance(props.get("recency"), str) else None
         if (since is not None or until is not None) and not _inside(timestamp, since, until):
             continue
         share = min(1.0, sum(len(word) for word in matched) / max(1, len(folded.replace(" ", ""))))
-        seeds.append(Seed(key, share, 0.0, node_type, timestamp, sorted(matched)))
+        seeds.append(Seed(node.key, share, 0.0, node.type, timestamp, sorted(matched)))
     seeds.sort(key=lambda seed: (-seed.score, -(seed.timestamp or 0.0), seed.key))
     query.keywords = sorted(words)
     return seeds[: settings.seeds_top], {"scanned": scanned, "matched": len(seeds)}

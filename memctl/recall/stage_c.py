@@ -19,19 +19,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.format import GRAPH_EDGE_TABLE
-
 TEMPORAL_NEXT = "TEMPORAL_NEXT"
 
 
 class GraphStage:
-    def __init__(self, store, graph, nodes, settings):
-        self.store = store
+    def __init__(self, graph, nodes, settings):
         self.graph = graph
         self.nodes = nodes
         self.settings = settings
         self.snapshot = graph.snapshot()
-        self.view = self.snapshot.view
         self.edge_types = graph.type_ids("edge")
         self._reply: dict = {}
 
@@ -39,9 +35,9 @@ class GraphStage:
         """key → internal id of the live nodes among `keys`."""
         found = {}
         for key in keys:
-            record = self.nodes.record(key)
-            if record is not None and record["id"] < self.view.node_count:
-                found[key] = int(record["id"])
+            node = self.nodes.record(key)
+            if node is not None and node.id < self.snapshot.node_count:
+                found[key] = int(node.id)
         return found
 
     # --- reply hop --------------------------------------------------------------------------------------
@@ -51,13 +47,11 @@ class GraphStage:
         type_id = self.edge_types.get(TEMPORAL_NEXT)
         if not weight or type_id is None or not scores:
             return dict(scores), {}, {"reply_edges": 0, "added": 0}
-        from engine.graph.traverse import gather
-
         ids = self.node_ids(list(scores))
         if not ids:
             return dict(scores), {}, {"reply_edges": 0, "added": 0}
         key_of = {node_id: key for key, node_id in ids.items()}
-        edges = gather(self.view, np.array(sorted(key_of), np.int64), "both", [type_id])
+        edges = self.snapshot.gather(np.array(sorted(key_of), np.int64), "both", [type_id])
         neighbor_keys = dict(zip(edges.neighbor.tolist(), self.snapshot.node_keys(edges.neighbor)))
         best: dict = {}  # key → (best neighbour score, neighbour key)
         replies = 0
@@ -89,9 +83,8 @@ class GraphStage:
             return one["session"] == two["session"] and one["speaker"] != two["speaker"]
         found = self._reply.get(edge_id)
         if found is None:
-            [key] = self.snapshot.edge_keys([edge_id])
-            record = self.store.get(GRAPH_EDGE_TABLE, key) if key is not None else None
-            props = (record or {}).get("props") or {}
+            [edge] = self.graph.edges_by_id([edge_id])
+            props = (edge.props if edge is not None else None) or {}
             found = self._reply[edge_id] = bool(props.get("same_session") and props.get("speaker_change"))
         return found
 
@@ -100,7 +93,7 @@ class GraphStage:
     def expand(self, scores: dict, k: int, edge_type_names, added_types, added_limit: int):
         """PPR over the k-hop subgraph of the best seeds: (PPR of the scored keys, [(key, PPR, type, via)] of
         the best `added_limit` other nodes of `added_types`, facts). Keys are decoded only for those."""
-        from engine.graph import pagerank
+        from engine.graph.pagerank import power_iteration, type_weights
 
         type_ids = [self.edge_types[name] for name in edge_type_names if name in self.edge_types]
         ids = self.node_ids([key for key, score in scores.items() if score > 0])
@@ -109,12 +102,10 @@ class GraphStage:
         seed_keys = sorted(ids, key=lambda key: (-scores[key], key))[: self.settings.recall.ppr_seeds]
         seed_ids = np.array([ids[key] for key in seed_keys], np.int64)
         reached = self.neighbourhood(seed_ids, k, type_ids, max(self.settings.recall.expand_max_nodes, len(seed_ids)))
-        weights = pagerank.type_weights(self.edge_types, self.settings.graph.edge_weights,
-                                        self.settings.graph.default_edge_weight)
+        weights = type_weights(self.edge_types, self.settings.graph.edge_weights, self.settings.graph.default_edge_weight)
         walk = _walk(reached, weights)
-        ranking = pagerank.power_iteration(walk, seed_ids, [max(scores[key], 0.0) for key in seed_keys],
-                                           self.settings.recall.ppr_damping, self.settings.recall.ppr_iterations, 0.0,
-                                           "numpy")
+        ranking = power_iteration(walk, seed_ids, [max(scores[key], 0.0) for key in seed_keys],
+                                  self.settings.recall.ppr_damping, self.settings.recall.ppr_iterations, 0.0, "numpy")
         rows = np.minimum(np.searchsorted(ranking.node, np.array(list(ids.values()), np.int64)),
                           len(ranking.node) - 1)
         ppr = {key: float(ranking.score[row]) for (key, node), row in zip(ids.items(), rows.tolist())
@@ -131,9 +122,7 @@ class GraphStage:
         turns into hop 2, and sorting its edges costs more than the rest of the query. Each node keeps the
         first edge found to it (the path shown as evidence), and when the hop would pass max_nodes the
         strongest edges' nodes are kept."""
-        from engine.graph.traverse import gather
-
-        visited = np.zeros(self.view.node_count, bool)
+        visited = np.zeros(self.snapshot.node_count, bool)
         visited[seeds] = True
         unset = np.full(len(seeds), -1, np.int64)
         parts = [(seeds, unset, unset, np.zeros(len(seeds), np.int64), unset)]
@@ -142,7 +131,7 @@ class GraphStage:
         for hop in range(1, k + 1):
             if not len(frontier) or total >= max_nodes:
                 break
-            edges = gather(self.view, frontier, "both", type_ids)
+            edges = self.snapshot.gather(frontier, "both", type_ids)
             ordered = np.sort(frontier)
             row = np.searchsorted(ordered, edges.origin)
             expanded = (np.bincount(row, minlength=len(ordered)) <= self.settings.recall.hub_degree)[row]
@@ -172,9 +161,10 @@ class GraphStage:
         allowed = np.array([node_types[name] for name in added_types if name in node_types], np.int64)
         if not limit or not len(allowed):
             return []
-        wanted = np.zeros(int(max(allowed.max(), self.view.node_types.max(initial=0))) + 1, bool)
+        ranked_types = self.snapshot.node_types(ranking.node)
+        wanted = np.zeros(int(max(allowed.max(), ranked_types.max(initial=0))) + 1, bool)
         wanted[allowed] = True
-        usable = (ranking.score > 0) & wanted[self.view.node_types[ranking.node]]
+        usable = (ranking.score > 0) & wanted[ranked_types]
         candidates = np.flatnonzero(usable)
         order = candidates[np.lexsort((ranking.node[candidates], -ranking.score[candidates]))]
         chosen = [index for index in order.tolist() if int(ranking.node[index]) not in known][:limit]
@@ -190,7 +180,7 @@ class GraphStage:
         edges = [None if row is None else edge_names.get(int(reached.edge_type[row])) for row in reached_by]
         added = []
         for key, score, type_id, parent, edge in zip(self.snapshot.node_keys(nodes), ranking.score[chosen].tolist(),
-                                                     self.view.node_types[nodes].tolist(), parents, edges):
+                                                     ranked_types[chosen].tolist(), parents, edges):
             if key is None:
                 continue
             via = (parent, edge, "hop") if parent is not None else None
@@ -199,16 +189,14 @@ class GraphStage:
 
     def episodes_of(self, keys: list) -> dict:
         """key → the Episode each node derives from (its DERIVED_FROM edge to an Episode), when it has one."""
-        from engine.graph.traverse import gather
-
         derived = self.edge_types.get("DERIVED_FROM")
         episode = self.graph.type_ids("node").get("Episode")
         ids = self.node_ids(keys)
         if derived is None or episode is None or not ids:
             return {}
         key_of = {node_id: key for key, node_id in ids.items()}
-        edges = gather(self.view, np.array(sorted(key_of), np.int64), "out", [derived])
-        keep = self.view.node_types[edges.neighbor] == episode
+        edges = self.snapshot.gather(np.array(sorted(key_of), np.int64), "out", [derived])
+        keep = self.snapshot.node_types(edges.neighbor) == episode
         origin, target = edges.origin[keep], edges.neighbor[keep]
         found = {}
         for source, key in zip(origin.tolist(), self.snapshot.node_keys(target)):

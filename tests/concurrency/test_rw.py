@@ -12,7 +12,7 @@ import pytest
 from engine.check import check_store
 from engine.errors import StoreBusy
 from engine.store import Store
-from engine.testing import rwchild
+from tools.testing import rwchild
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READERS = 4
@@ -20,7 +20,7 @@ WRITER_SECONDS = 12
 
 
 def start(*arguments, stdin=None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "engine.testing.rwchild", *arguments], cwd=REPOSITORY,
+    return subprocess.Popen([sys.executable, "-m", "tools.testing.rwchild", *arguments], cwd=REPOSITORY,
                             env=dict(os.environ, PYTHONPATH=REPOSITORY), stdin=stdin, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 

@@ -19,8 +19,8 @@ from engine.format import (
     WRITER_LOCK_FILE,
 )
 from engine.store import Store
-from engine.testing import damage, reference
 from engine_testkit import rewrite_manifest_as
+from tools.testing import damage, reference
 
 NEWER = FORMAT_VERSION + 1
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.testing.tools import crash_tool, seed
+from tools.testing.scripts import crash_tool, seed
 
 bitflip = crash_tool("bitflip")
 

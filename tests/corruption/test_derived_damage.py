@@ -17,8 +17,8 @@ import pytest
 from engine.codec import unpack
 from engine.errors import CorruptionError
 from engine.format import GRAPH_SEGMENT_KIND, SEGMENT_FOOTER_FORMAT, SEGMENT_FOOTER_SIZE, TEXT_SEGMENT_KIND
-from engine.testing import damage, reference
-from engine.testing.tools import seed
+from tools.testing import damage, reference
+from tools.testing.scripts import seed
 
 KINDS = (f"segment:{TEXT_SEGMENT_KIND}", f"segment:{GRAPH_SEGMENT_KIND}")
 

@@ -11,10 +11,10 @@ import pytest
 
 from engine.format import GRAPH_DEAD_TABLE
 from engine.graph.kind import GraphKind
-from engine.testing import crashchild
-from engine.testing.derived import TEXT_TABLES
-from engine.testing.tools import seed
-from engine.testing.workload import Progress, RecoveryFailure, verify_recovery
+from tools.testing import crashchild
+from tools.testing.derived import TEXT_TABLES
+from tools.testing.scripts import seed
+from tools.testing.workload import Progress, RecoveryFailure, verify_recovery
 from engine.text import build as text_build
 from engine.text.kind import TextKind
 

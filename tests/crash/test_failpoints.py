@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.testing.tools import crash_tool, seed
+from tools.testing.scripts import crash_tool, seed
 
 failpoint_sweep = crash_tool("failpoint_sweep")
 

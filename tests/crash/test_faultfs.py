@@ -1,4 +1,4 @@
-"""engine.testing.faultfs models what survives a power cut; these pin its semantics (the harness's own tests)."""
+"""tools.testing.faultfs models what survives a power cut; these pin its semantics (the harness's own tests)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import pytest
 
 from engine import fs
-from engine.testing import faultfs
+from tools.testing import faultfs
 
 
 @pytest.fixture

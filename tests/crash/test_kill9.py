@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.testing.tools import crash_tool, seed
+from tools.testing.scripts import crash_tool, seed
 
 kill9 = crash_tool("kill9")
 

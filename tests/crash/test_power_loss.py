@@ -1,11 +1,11 @@
-"""Simulated power loss (REFERENCES C #3): tools/crash/power_loss.py over engine.testing.faultfs."""
+"""Simulated power loss (REFERENCES C #3): tools/crash/power_loss.py over tools.testing.faultfs."""
 
 from __future__ import annotations
 
 import os
 
-from engine.testing import faultfs
-from engine.testing.tools import crash_tool, seed
+from tools.testing import faultfs
+from tools.testing.scripts import crash_tool, seed
 
 power_loss = crash_tool("power_loss")
 

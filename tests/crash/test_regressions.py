@@ -19,7 +19,7 @@ from engine.format import (
     WAL_HEADER_SIZE,
 )
 from engine.store import Store
-from engine.testing import faultfs
+from tools.testing import faultfs
 
 T = "test.doc"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from engine.testing import damage
-from engine.testing.tools import crash_tool
+from tools.testing import damage
+from tools.testing.scripts import crash_tool
 
 crashtool = crash_tool("crashtool")
 

@@ -28,7 +28,7 @@ from engine.format import (
 )
 from engine.records import RecordsSegment, composite_key, key_hash, write_records
 from engine.segment import Segment, SegmentWriter, encode_segment_header
-from engine.testing import damage
+from tools.testing import damage
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 DEADLINE_SECONDS = 5.0

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from engine.errors import InputError
-from engine.graph.api import GraphStore, ImportMemo
+from engine.graph.api import GraphStore
+from engine.graph.memo import ImportMemo
 from engine.graph.transfer import _edge_arguments, _node_arguments, import_jsonl
 from engine.store import Store
 

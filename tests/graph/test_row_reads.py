@@ -13,7 +13,8 @@ import pytest
 from engine.check import check_store
 from engine.errors import CorruptionError
 from engine.format import SEGMENT_CHECKSUM_BLOCK_BYTES, SEGMENT_DIR
-from engine.graph.api import GraphStore, ImportMemo
+from engine.graph.api import GraphStore
+from engine.graph.memo import ImportMemo
 from engine.graph.part import GraphPart, build_columns, encode_keys
 from engine.graph.traverse import gather
 from engine.segment import Segment, SegmentWriter

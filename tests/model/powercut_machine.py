@@ -16,7 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from engine import fs
 from engine.store import Store
-from engine.testing import faultfs
+from tools.testing import faultfs
 
 
 class PowerCutStoreMachine(RuleBasedStateMachine):

@@ -1,7 +1,7 @@
 """The store against a dict (REFERENCES B7, C #8): every rule is followed by a full comparison of reads.
 
 Rules: put, delete, allocate, a multi-operation batch, flush, compact, close_reopen, crash_reopen (a power
-cut through engine.testing.faultfs: whatever was not synced is dropped, directory operations not covered
+cut through tools.testing.faultfs: whatever was not synced is dropped, directory operations not covered
 by a directory fsync are forgotten) and crash_during (a power cut at a random file operation inside a flush
 or a compaction). Every commit was acknowledged, so after any crash the store must equal the model exactly.
 Invariants: get agrees with the model for every key ever used, scan (whole table and by prefix) returns

@@ -1,8 +1,8 @@
 """Text and graph through flushes, compactions and power cuts, against the workload model (REFERENCES C #8).
 
-Rules: a batch of text documents and graph changes (engine.testing.derived: adds, updates and deletes of
+Rules: a batch of text documents and graph changes (tools.testing.derived: adds, updates and deletes of
 documents; nodes, edges, edge and node deletions), flush, compact, close_reopen, crash_reopen (a power cut
-through engine.testing.faultfs) and crash_during (a power cut at a random file operation inside a flush or
+through tools.testing.faultfs) and crash_during (a power cut at a random file operation inside a flush or
 a compaction). Every commit was acknowledged, so after any crash the store must equal the model exactly:
 the documents and their rankings for fixed queries (against an index rebuilt from the model's documents),
 the graph's nodes, edges, neighbours and k-hop answers, every counter, and check_store without problems.
@@ -18,8 +18,8 @@ from hypothesis.stateful import rule
 from powercut_machine import PowerCutStoreMachine
 
 from engine.check import check_store
-from engine.testing.derived import derived_operations
-from engine.testing.workload import Model, apply_to_store, describe_difference, read_state
+from tools.testing.derived import derived_operations
+from tools.testing.workload import Model, apply_to_store, describe_difference, read_state
 
 FLUSH_BYTES = 4096
 

@@ -1,4 +1,4 @@
-"""The crash workload's model (engine.testing.workload and .derived) against the real store, crash-free.
+"""The crash workload's model (tools.testing.workload and .derived) against the real store, crash-free.
 
 Every crash test trusts the model's predictions: records, counters, raw chunks, text rankings (a fresh
 index built from the model's documents) and graph answers (neighbours, k-hop with the engine's path edge
@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from engine.store import Store
-from engine.testing.derived import Ranking
-from engine.testing.tools import seed
-from engine.testing.workload import Model, apply_to_store, batch_operations, describe_difference, read_state, schedule
+from tools.testing.derived import Ranking
+from tools.testing.scripts import seed
+from tools.testing.workload import Model, apply_to_store, batch_operations, describe_difference, read_state, schedule
 
 FLUSH_BYTES = 16 << 10
 

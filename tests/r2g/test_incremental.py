@@ -160,7 +160,7 @@ def test_a_first_conversion_in_many_batches_gives_the_graph_of_one(isolated_home
 def test_a_same_as_edge_to_an_earlier_batch_is_written_with_the_bulk_edges(isolated_home, tmp_path, monkeypatch):
     """The ids of the nodes earlier batches wrote are at hand, so a new Fact's SAME_AS to an earlier one does not
     go one by one (each such write cut the bulk run of the batch's edges around it)."""
-    from engine.graph.api import GraphBatch
+    from engine.graph.batch import GraphBatch
 
     told = [{"conv_id": "c1", "id": f"D1:{number}", "speaker": "Ann", "ts": f"2023-05-10T1{number}:00:00",
              "text": text} for number, text in ((0, "Tom played soccer in the park yesterday."),

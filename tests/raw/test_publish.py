@@ -304,7 +304,7 @@ def stored_state(store) -> tuple[dict, dict]:
 
 
 class HeldCompression:
-    """engine.raw.compress_all, held until release(): the puts of a batch then all come before the frames."""
+    """engine.raw.writer.compress_all, held until release(): the puts of a batch then all come before the frames."""
 
     def __init__(self):
         self.released = threading.Event()
@@ -322,7 +322,7 @@ def test_blobs_written_ahead_give_the_same_files_and_records(tmp_path, monkeypat
     counts a reference."""
     held = HeldCompression()
     if timing == "puts first":
-        monkeypatch.setattr("engine.raw.compress_all", held)
+        monkeypatch.setattr("engine.raw.writer.compress_all", held)
     outcomes = []
     for ahead in (False, True):
         with Store.open(str(tmp_path / f"ahead-{ahead}")) as store:

@@ -10,9 +10,9 @@ from hypothesis import given, strategies as st
 from engine.codec import pack
 from engine.errors import CorruptionError, EngineError, InputError
 from engine.format import RAW_CHUNK_TABLE, RAW_TURNS_TABLE, RAW_ZSTD_LEVEL
-from engine.raw import (
-    NUMPY_TS_MIN_VALUES, RawStore, TurnColumns, _encode_ts_column, _split_source_ids, decode_ts, decode_turns,
-    encode_ts, encode_ts_column, encode_turns, split_source_id)
+from engine.raw import RawStore
+from engine.raw.turn_columns import TurnColumns, _split_source_ids, decode_turns, encode_turns, split_source_id
+from engine.raw.turn_time import NUMPY_TS_MIN_VALUES, _encode_ts_column, decode_ts, encode_ts, encode_ts_column
 from engine.store import Store
 
 CHUNK = "Ann: 你好 😀\nBen: hi\nnote without speaker\n\n".encode()

@@ -37,7 +37,7 @@ def store(tmp_path):
 def _stage(store, **settings) -> GraphStage:
     graph = GraphStore(store)
     tuned = defaults().with_values({"recall": settings})
-    return GraphStage(store, graph, Nodes(store, graph), tuned)
+    return GraphStage(graph, Nodes(graph), tuned)
 
 
 def test_reply_edges_join_other_speakers_of_one_session(store):

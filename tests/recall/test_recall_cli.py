@@ -239,11 +239,15 @@ def test_memory_api(home):
     assert answer["results"] and [card["id"] for card in answer["results"]] == [card["id"] for card in again["results"]]
 
 
-def test_cold_process_loads_neither_numba_nor_jieba(home):
+WRITING_MODULES = ("engine.raw.writer", "engine.graph.batch", "engine.text.pieces")
+
+
+def test_cold_process_loads_neither_numba_nor_jieba_nor_the_writers(home):
     probe = ("import sys\nfrom memctl.cli.app import app\n"
              f"app(['--home', {str(home)!r}, 'recall', 'Win11 蓝牙 打不开', '--json', '--trace'], "
              "standalone_mode=False)\n"
-             "print('HEAVY', sorted(name for name in ('numba', 'jieba') if name in sys.modules))\n")
+             "print('HEAVY', sorted(name for name in ('numba', 'jieba') if name in sys.modules))\n"
+             f"print('WRITING', sorted(name for name in {WRITING_MODULES!r} if name in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "HEAVY []"
+    assert result.stdout.strip().splitlines()[-2:] == ["HEAVY []", "WRITING []"]

@@ -253,6 +253,21 @@ def test_field_weights_and_filters_through_the_index(store):
     assert hit.type == "note" and set(hit.terms) == {"bluetooth", "driver"}
 
 
+def test_a_searcher_answers_many_queries_with_the_index_parameters(store):
+    from engine.text.bm25 import BM25Parameters
+
+    title_first = TextIndex(store, TOKENIZER, BM25Parameters(field_weights={"title": 5.0, "text": 1.0}))
+    text_first = TextIndex(store, TOKENIZER, BM25Parameters(field_weights={"title": 0.1, "text": 1.0}))
+    title_first.add("body", {"text": "bluetooth driver bluetooth", "title": "audio"})
+    title_first.add("heading", {"text": "a driver", "title": "bluetooth"})
+    searcher = title_first.searcher()
+    assert [hit.key for hit in searcher.search("bluetooth", 10)] == ["heading", "body"]
+    assert [hit.key for hit in text_first.searcher().search("bluetooth", 10)] == ["body", "heading"]
+    assert searcher.document_count == 2 and searcher is title_first.searcher()
+    title_first.delete("heading")
+    assert [hit.key for hit in title_first.searcher().search("bluetooth", 10)] == ["body"]
+
+
 def test_records_of_format_2_are_read_flushed_and_compacted_like_new_ones(tmp_path):
     """Format 2 kept each field's tokens as a [terms, positions] pair and always wrote "tags"."""
     from engine.text import stored

@@ -48,7 +48,7 @@ from engine.format import (  # noqa: E402
     WAL_HEADER_SIZE,
     WAL_RECORD_HEADER_FORMAT,
 )
-from engine.testing import damage, derived, reference  # noqa: E402
+from tools.testing import damage, derived, reference  # noqa: E402
 
 PAGE = 4096
 DERIVED_SEGMENTS = (f"segment:{TEXT_SEGMENT_KIND}", f"segment:{GRAPH_SEGMENT_KIND}")

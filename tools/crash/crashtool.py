@@ -31,8 +31,8 @@ def scratch_space(prefix: str, keep: bool):
 
 def try_damage(failures, case: str, store: str, pristine: dict, path: str, damaged: bytes, verdict) -> None:
     """Put `damaged` at `path`, record the problem `verdict()` names (a hang or a harness error counts as one),
-    then give the store its `pristine` files back (engine.testing.damage.snapshot)."""
-    from engine.testing import damage
+    then give the store its `pristine` files back (tools.testing.damage.snapshot)."""
+    from tools.testing import damage
 
     damage.replace_file(path, damaged)
     try:

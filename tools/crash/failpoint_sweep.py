@@ -26,8 +26,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crashtool import REPOSITORY, Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
-from engine.testing import crashchild  # noqa: E402
-from engine.testing.workload import Progress, verify_recovery  # noqa: E402
+from tools.testing import crashchild  # noqa: E402
+from tools.testing.workload import Progress, verify_recovery  # noqa: E402
 
 BATCHES = 60
 MINIMUM_FAILPOINTS = 30

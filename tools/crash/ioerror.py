@@ -28,8 +28,8 @@ from crashtool import Failures, describe_error, log, parser, resolve_seed, scrat
 
 from engine.errors import StoreClosed  # noqa: E402
 from engine.format import SEGMENT_DIR, WAL_DIR  # noqa: E402
-from engine.testing import faultfs, reference  # noqa: E402
-from engine.testing.workload import (  # noqa: E402
+from tools.testing import faultfs, reference  # noqa: E402
+from tools.testing.workload import (  # noqa: E402
     Model,
     apply_to_store,
     batch_operations,

@@ -10,7 +10,7 @@ nothing, nothing un-issued, check_store without problems before and after recove
 a second open. The next child continues from the recovered state, so kills also land inside recovery.
 
 Children are forked from this process (the engine is already imported, so a round costs milliseconds, not
-an interpreter start); --spawn runs `python -m engine.testing.crashchild` instead.
+an interpreter start); --spawn runs `python -m tools.testing.crashchild` instead.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
-from engine.testing import crashchild, derived  # noqa: E402
-from engine.testing.workload import Progress, verify_recovery  # noqa: E402
+from tools.testing import crashchild, derived  # noqa: E402
+from tools.testing.workload import Progress, verify_recovery  # noqa: E402
 
 CHILD_BATCHES = 100_000  # more than any child lives to write
 

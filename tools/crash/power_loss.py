@@ -3,7 +3,7 @@
     python tools/crash/power_loss.py --seed S --count N [--variants drop,prefix,...] [--draws D] [--double]
 
 A workload of batches with automatic and explicit flushes, compactions and reopens runs in-process over
-engine.testing.faultfs. A dry run lists its file operations; then for each of `count` crash points (half
+tools.testing.faultfs. A dry run lists its file operations; then for each of `count` crash points (half
 spread over all operations, half just before an fsync, directory fsync or rename) it reruns the workload,
 stops it just before that operation, and for each damage variant writes a post-crash disk (unsynced data
 dropped, cut to a prefix, zeroed, pages scrambled, directory operations forgotten, or a mix) and requires:
@@ -22,8 +22,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crashtool import Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
-from engine.testing import crashchild, faultfs  # noqa: E402
-from engine.testing.workload import Progress, verify_recovery  # noqa: E402
+from tools.testing import crashchild, faultfs  # noqa: E402
+from tools.testing.workload import Progress, verify_recovery  # noqa: E402
 
 STORE = "store"
 FLUSH_BYTES = 12 << 10

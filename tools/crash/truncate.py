@@ -32,7 +32,7 @@ from crashtool import Failures, log, parser, resolve_seed, scratch_space, try_da
 
 from engine.errors import CorruptionError  # noqa: E402
 from engine.format import WAL_BLOCK_SIZE, WAL_HEADER_SIZE  # noqa: E402
-from engine.testing import damage, reference  # noqa: E402
+from tools.testing import damage, reference  # noqa: E402
 
 WHOLE_FILE_BELOW = 64 << 10
 TAIL_BYTES = 8 << 10

@@ -1,6 +1,6 @@
 """The process a crash test kills: runs a deterministic workload and reports progress line by line.
 
-    python -m engine.testing.crashchild STORE --seed S --start N --count K [--flush-bytes B]
+    python -m tools.testing.crashchild STORE --seed S --start N --count K [--flush-bytes B]
 
 Prints `OPEN` once the store is open, `BEGIN n` before batch n is committed and `ACK n` only after the
 commit returned (its WAL fsync is done, or the flush that committed it), `FLUSH`/`COMPACT`/`REOPEN` before
@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from engine.testing.workload import apply_to_store, batch_operations, schedule
+from tools.testing.workload import apply_to_store, batch_operations, schedule
 
 CHILD_FLUSH_BYTES = 24 << 10  # small, so automatic flushes happen inside commits too
 
@@ -94,7 +94,7 @@ def spawn(path: str, seed: int, start: int, count: int, failpoint: str | None = 
     if failpoint:
         environment["MEMCTL_FAILPOINT"] = failpoint
     return subprocess.Popen(
-        [sys.executable, "-m", "engine.testing.crashchild", path, "--seed", str(seed), "--start", str(start),
+        [sys.executable, "-m", "tools.testing.crashchild", path, "--seed", str(seed), "--start", str(start),
          "--count", str(count)],
         cwd=repository, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

@@ -2,7 +2,7 @@
 
 A batch is a pure function of (seed, number), so a parent process knows what a killed child was writing
 from the last `BEGIN n` / `ACK n` line alone (the RocksDB crash test's expected state, without a file).
-A batch writes plain records, counters, raw chunks, and (engine.testing.derived) text documents and graph
+A batch writes plain records, counters, raw chunks, and (tools.testing.derived) text documents and graph
 nodes and edges in the same store batch, so flushes and compactions write text.postings and graph.csr
 segments too. `verify_recovery` is the one rule every crash test applies: every acknowledged batch present,
 the batch in flight all or nothing, nothing else (records, counters, raw chunks, and every text ranking and
@@ -18,7 +18,7 @@ import os
 import random
 
 from engine.format import CURRENT_FILE, GC_LOCK_FILE, WRITER_LOCK_FILE
-from engine.testing.derived import DERIVED_COUNTERS, DerivedModel, apply_derived, derived_operations, read_graph, read_text
+from tools.testing.derived import DERIVED_COUNTERS, DerivedModel, apply_derived, derived_operations, read_graph, read_text
 
 TABLES = ("test.chunk", "test.doc", "test.edge")
 COUNTERS = ("doc", "edge")
@@ -36,7 +36,7 @@ RAW_POOL = 12  # larger than a WAL block: the batch is split into FIRST/MIDDLE/L
 def batch_operations(seed: int, number: int, big_values: bool = True, dense: bool = False) -> list:
     """The operations of batch `number`: ("put", table, key, value) | ("delete", table, key) |
     ("allocate", counter, count, table, key), the last storing the allocated first id under (table, key);
-    text and graph operations (engine.testing.derived, `dense` for more); raw chunk puts and releases."""
+    text and graph operations (tools.testing.derived, `dense` for more); raw chunk puts and releases."""
     rng = random.Random(f"batch:{seed}:{number}")
     operations = []
     for index in range(rng.randint(1, 6)):

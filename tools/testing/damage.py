@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from engine.errors import CorruptionError
 from engine.format import GC_LOCK_FILE, WRITER_LOCK_FILE
-from engine.testing.reference import fingerprint, records_only
+from tools.testing.reference import fingerprint, records_only
 
 _LOCKS = {WRITER_LOCK_FILE, GC_LOCK_FILE}
 

@@ -1,8 +1,8 @@
 """Processes for the multi-process tests: a writer, a snapshot-checking reader, a lock holder (tests only).
 
-    python -m engine.testing.rwchild writer STORE SECONDS      commit, flush, compact until SECONDS pass
-    python -m engine.testing.rwchild reader STORE STOP_FILE    open, check the snapshot, repeat until STOP_FILE
-    python -m engine.testing.rwchild hold STORE HOLDER         take the writer lock, print HOLDING, sleep
+    python -m tools.testing.rwchild writer STORE SECONDS      commit, flush, compact until SECONDS pass
+    python -m tools.testing.rwchild reader STORE STOP_FILE    open, check the snapshot, repeat until STOP_FILE
+    python -m tools.testing.rwchild hold STORE HOLDER         take the writer lock, print HOLDING, sleep
 
 The writer's batch n adds `1 + n % 5` records that only it writes and sets test.meta/last to n, so a reader
 that sees last = S knows the exact records its snapshot must hold: those of batches 1..S, no more, no

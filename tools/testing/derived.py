@@ -111,7 +111,7 @@ def _graph_operation(rng: random.Random) -> tuple:
 
 
 def edge_key_of(source: str, edge_type: str, target: str, custom: bool) -> str:
-    from engine.graph.kind import edge_key
+    from engine.graph.keys import edge_key
 
     return f"custom:{source}>{edge_type}>{target}" if custom else edge_key(source, edge_type, target)
 
@@ -132,7 +132,8 @@ def apply_derived(store, batch, operation: tuple) -> bool:
 
 
 def _apply_graph(store, batch, operations: list, now: float) -> None:
-    from engine.graph.api import GraphBatch, GraphStore
+    from engine.graph.api import GraphStore
+    from engine.graph.batch import GraphBatch
 
     writer = GraphBatch(GraphStore(store, clock=lambda: now), batch)
     for operation in operations:

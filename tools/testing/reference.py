@@ -27,8 +27,8 @@ from engine.format import (
     WAL_TYPE_FULL,
     WAL_TYPE_LAST,
 )
-from engine.testing.derived import DERIVED_COUNTERS, read_graph, read_text
-from engine.testing.workload import COUNTERS, TABLES, Model, apply_to_store, batch_operations, describe_difference
+from tools.testing.derived import DERIVED_COUNTERS, read_graph, read_text
+from tools.testing.workload import COUNTERS, TABLES, Model, apply_to_store, batch_operations, describe_difference
 
 _record_header = struct.Struct(WAL_RECORD_HEADER_FORMAT)
 
