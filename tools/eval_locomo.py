@@ -559,7 +559,8 @@ def main(argv=None) -> int:
     if options.write:
         from common import write_section
 
-        write_section(f"recall quality: {Path(options.file).name}", text)
+        as_jsonl = " (input as JSONL)" if options.dressed_as == "jsonl" else ""
+        write_section(f"recall quality: {Path(options.file).name}{as_jsonl}", text)
     return 0
 
 
