@@ -92,18 +92,20 @@ def questions_of(sample: dict) -> list:
     return out
 
 
-def turns_of(sample: dict) -> list:
-    """[{dia_id, speaker, text, caption, date}] in conversation order."""
+def sessions_of(sample: dict) -> list:
+    """[(session number, its date text or None, its turns)] in conversation order."""
     conversation = sample["conversation"]
     numbers = sorted(int(key.split("_")[1]) for key in conversation
                      if re.fullmatch(r"session_\d+", key) and isinstance(conversation[key], list))
-    turns = []
-    for number in numbers:
-        date = conversation.get(f"session_{number}_date_time", "")
-        for turn in conversation[f"session_{number}"]:
-            turns.append({"dia_id": turn["dia_id"], "speaker": turn.get("speaker", ""), "text": turn.get("text", ""),
-                          "caption": turn.get("blip_caption") or "", "date": date})
-    return turns
+    return [(number, conversation.get(f"session_{number}_date_time"), conversation[f"session_{number}"])
+            for number in numbers]
+
+
+def turns_of(sample: dict) -> list:
+    """[{dia_id, speaker, text, caption, date}] in conversation order."""
+    return [{"dia_id": turn["dia_id"], "speaker": turn.get("speaker", ""), "text": turn.get("text", ""),
+             "caption": turn.get("blip_caption") or "", "date": date or ""}
+            for _, date, turns in sessions_of(sample) for turn in turns]
 
 
 LOCOMO_ONLY_KEYS = ("speaker", "dia_id", "text", "time", "blip_caption", "img_url", "query", "re-download")
@@ -118,14 +120,10 @@ def as_jsonl_log(sample: dict) -> str:
     """The conversation of `sample` as a plain JSONL chat log (see the module doc), one line per turn."""
     from memctl.ingest.dates import parse_any
 
-    conversation = sample["conversation"]
-    numbers = sorted(int(key.split("_")[1]) for key in conversation
-                     if re.fullmatch(r"session_\d+", key) and isinstance(conversation[key], list))
     lines = []
-    for number in numbers:
-        date = conversation.get(f"session_{number}_date_time")
+    for number, date, turns in sessions_of(sample):
         session = f"s{_opaque(sample['sample_id'], 'session', number)}"
-        for turn in conversation[f"session_{number}"]:
+        for turn in turns:
             turn_id = f"m{_opaque(sample['sample_id'], turn['dia_id'])}"
             OPAQUE_IDS[turn_id] = turn["dia_id"]
             moment = turn.get("time") or date
