@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 from operator import add, sub
+from types import NoneType
 
 from engine.codec import pack, unpack
 from engine.errors import CorruptionError, EngineError
@@ -154,14 +155,18 @@ def encode_turns(conv_id: str, columns: TurnColumns, chunk_length: int) -> dict:
 
 
 def _check_optional_str(column: list | None, name: str) -> None:
-    if column is not None and any(value is not None and type(value) is not str for value in column):
+    if column is not None and not set(map(type, column)) <= {str, NoneType}:  # C-level over the column
         raise EngineError(f"a turn's {name} must be a str or None")
+
+
+def _unused(column: list | None) -> bool:
+    return column is None or column.count(None) == len(column)
 
 
 def _sessions(sessions: list | None) -> tuple[list | None, list | None]:
     """(distinct sessions in order of first appearance, each turn's index into them); (None, None) when no turn
     has a session. A chunk holds one session or a few, each repeated over its turns."""
-    if sessions is None or all(session is None for session in sessions):
+    if _unused(sessions):
         return None, None
     table = {session: index for index, session in enumerate(dict.fromkeys(sessions))}
     return list(table), list(map(table.__getitem__, sessions))
@@ -171,7 +176,7 @@ def _reply_column(reply_to: list | None, source_ids: list) -> list | None:
     """Each turn's reply_to as the distance back to the latest earlier turn of the chunk with that source id (the
     usual reply answers a turn just before it: a small int, not a repeated id), else the id itself; None when
     no turn has one."""
-    if reply_to is None or all(target is None for target in reply_to):
+    if _unused(reply_to):
         return None
     latest: dict = {}
     column = []

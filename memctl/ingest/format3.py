@@ -13,11 +13,11 @@ from memctl.ingest import jsonl, locomo
 
 
 def generic_fields(source_id: str, extra: dict) -> dict:
-    """{"session": str or None, "attachments": list, "reply_to": str or None, "extra": what stays extra}."""
-    fields = {"session": None, "attachments": [], "reply_to": None}
+    """{"session": str or None, "attachments": tuple, "reply_to": str or None, "extra": what stays extra}."""
+    fields = {"session": None, "attachments": (), "reply_to": None}
     found = locomo.generic_fields_of_format_3(source_id, extra)
     fields.update(found)
     found = jsonl.generic_fields_of_format_3(fields["extra"])
-    attachments = fields["attachments"] + found.pop("attachments", [])
+    attachments = fields["attachments"] + found.pop("attachments", ())
     fields.update(found, attachments=attachments)
     return fields

@@ -33,6 +33,7 @@ REPLY_KEYS = ("reply_to", "in_reply_to", "parent_id")
 ATTACHMENTS_KEY = "attachments"
 ATTACHMENT_KEYS = {"kind": ("kind", "type"), "caption": ("caption", "alt", "alt_text", "description"),
                    "name": ("name", "filename"), "url": ("url",)}
+GENERIC_KEYS = frozenset((*SESSION_KEYS, *REPLY_KEYS, ATTACHMENTS_KEY))
 DEFAULT_ATTACHMENT_KIND = "file"
 IMAGE_PARTS = ("image_url", "input_image")
 FILE_PARTS = ("file", "input_file")
@@ -70,10 +71,15 @@ def turn_from_object(value, name: str, where: str, position: str) -> Turn | None
     speaker_key = next((key for key in SPEAKER_KEYS if isinstance(value.get(key), str)), None)
     time_key = next((key for key in TIME_KEYS if value.get(key) is not None), None)
     conversation_key = next((key for key in CONVERSATION_KEYS if value.get(key) is not None), None)
-    session_key = next((key for key in SESSION_KEYS if value.get(key) is not None and key != conversation_key),
-                       None)
-    reply_key = next((key for key in REPLY_KEYS if value.get(key) is not None), None)
-    attachments = attachments_of(value.get(ATTACHMENTS_KEY), where) + _content_attachments(value[text_key])
+    session_key = reply_key = None
+    attachments = ()
+    if not value.keys().isdisjoint(GENERIC_KEYS):  # most lines have none: one set operation rules them out
+        session_key = next((key for key in SESSION_KEYS if value.get(key) is not None and key != conversation_key),
+                           None)
+        reply_key = next((key for key in REPLY_KEYS if value.get(key) is not None), None)
+        attachments = attachments_of(value.get(ATTACHMENTS_KEY), where)
+    if type(value[text_key]) is list:
+        attachments += _content_attachments(value[text_key])
     used = {text_key, speaker_key, time_key, conversation_key, ID_KEY, session_key, reply_key, ATTACHMENTS_KEY}
     return Turn(
         conv_id=str(value[conversation_key]) if conversation_key else name,
@@ -88,13 +94,13 @@ def turn_from_object(value, name: str, where: str, position: str) -> Turn | None
     )
 
 
-def attachments_of(items, where: str | None) -> list:
+def attachments_of(items, where: str | None) -> tuple:
     """The generic attachments of an `attachments` value (None: none)."""
     if items is None:
-        return []
+        return ()
     if not isinstance(items, list):
         raise InputError(f"'{ATTACHMENTS_KEY}' must be a list of objects, found {_kind(items)}", where=where)
-    return [_attachment(item, f"'{ATTACHMENTS_KEY}'[{index}]", where) for index, item in enumerate(items)]
+    return tuple(_attachment(item, f"'{ATTACHMENTS_KEY}'[{index}]", where) for index, item in enumerate(items))
 
 
 def _attachment(item, name: str, where: str) -> dict:
@@ -129,10 +135,8 @@ def generic_fields_of_format_3(extra: dict) -> dict:
     return fields
 
 
-def _content_attachments(content) -> list:
+def _content_attachments(content: list) -> tuple:
     """Images and files among OpenAI content parts (their text parts are the turn's text)."""
-    if not isinstance(content, list):
-        return []
     found = []
     for part in content:
         kind = part.get("type") if isinstance(part, dict) else None
@@ -145,7 +149,7 @@ def _content_attachments(content) -> list:
             file = part.get(kind)
             name = (file if isinstance(file, dict) else part).get("filename")
             found.append({"kind": "file", **({"name": name} if isinstance(name, str) and name else {})})
-    return found
+    return tuple(found)
 
 
 def _label(value, key: str, where: str | None = None) -> str | None:

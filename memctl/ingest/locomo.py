@@ -92,13 +92,13 @@ def _turn(turn, conv_id: str, session: str, session_ts: str | None, where: str) 
     )
 
 
-def _attachments(extra: dict) -> list:
+def _attachments(extra: dict) -> tuple:
     """The image attachment of a caption, taken out of `extra` (a caption that is not text stays there)."""
     caption = extra.get(CAPTION_KEY)
     if not isinstance(caption, str) or not caption:
-        return []
+        return ()
     del extra[CAPTION_KEY]
-    return [{"kind": "image", "caption": caption}]
+    return ({"kind": "image", "caption": caption},)
 
 
 def generic_fields_of_format_3(source_id: str, extra: dict) -> dict:

@@ -16,7 +16,7 @@ class Turn:
 
     - `session`: the input's own session or thread of the conversation (a str; None: the input has none). It
       also guides chunk boundaries.
-    - `attachments`: what a reader can read about files shared with the turn, each a dict with a `kind`
+    - `attachments`: what a reader can read about files shared with the turn, a tuple of dicts with a `kind`
       ("image", "file", …) and, where the input has them, `caption` (a caption or alt text), `name` and `url`,
       all str.
     - `reply_to`: the source_id of the turn this one answers, where the input says so.
@@ -31,7 +31,7 @@ class Turn:
     source_id: str
     extra: dict = field(default_factory=dict)
     session: str | None = None
-    attachments: list = field(default_factory=list)
+    attachments: tuple = ()
     reply_to: str | None = None
 
 

@@ -24,9 +24,9 @@ def test_jsonl_reads_session_attachments_and_reply_to_and_keeps_other_keys():
         {"id": "a1", "conversation_id": "c", "session": 2, "role": "assistant", "content": "nice",
          "in_reply_to": "u1"})
     assert (first.session, first.reply_to, first.extra) == ("evening", None, {"mood": "happy"})
-    assert first.attachments == [{"kind": "image", "caption": "a red bike", "url": "https://x/bike.png"},
-                                 {"kind": "file", "name": "route.gpx"}]  # an attachment's other keys are not kept
-    assert (second.session, second.reply_to, second.attachments, second.extra) == ("2", "u1", [], {})
+    assert first.attachments == ({"kind": "image", "caption": "a red bike", "url": "https://x/bike.png"},
+                                 {"kind": "file", "name": "route.gpx"})  # an attachment's other keys are not kept
+    assert (second.session, second.reply_to, second.attachments, second.extra) == ("2", "u1", (), {})
 
 
 @pytest.mark.parametrize("key", jsonl.REPLY_KEYS)
@@ -48,8 +48,8 @@ def test_image_and_file_content_parts_are_attachments():
         {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
         {"type": "file", "file": {"filename": "a.pdf", "file_data": "AAAA"}}]})
     assert turn.text == "see"
-    assert turn.attachments == [{"kind": "image", "url": "https://x/a.png"}, {"kind": "image"},
-                                {"kind": "file", "name": "a.pdf"}]  # no data: URL is stored
+    assert turn.attachments == ({"kind": "image", "url": "https://x/a.png"}, {"kind": "image"},
+                                {"kind": "file", "name": "a.pdf"})  # no data: URL is stored
 
 
 def test_chat_messages_map_like_jsonl_lines():
@@ -64,7 +64,7 @@ def test_chat_messages_map_like_jsonl_lines():
                                              ("One paragraph.\n\nAnother.\n", "n.txt", "text")])
 def test_transcripts_and_plain_text_have_no_generic_fields(text, name, fmt):
     turns = turns_of(text, name, fmt)
-    assert turns and all((turn.session, turn.attachments, turn.reply_to, turn.extra) == (None, [], None, {})
+    assert turns and all((turn.session, turn.attachments, turn.reply_to, turn.extra) == (None, (), None, {})
                          for turn in turns)
 
 
@@ -87,14 +87,14 @@ def test_bad_generic_fields_name_their_line_and_key(line, message):
 
 @pytest.mark.parametrize("source_id, extra, expected", [
     ("D3:7", {"blip_caption": "a cat", "place": "杭州"},
-     {"session": "3", "attachments": [{"kind": "image", "caption": "a cat"}], "reply_to": None,
+     {"session": "3", "attachments": ({"kind": "image", "caption": "a cat"},), "reply_to": None,
       "extra": {"place": "杭州"}}),
     ("m-9", {"session": "s", "in_reply_to": "m-8", "attachments": [{"type": "file", "name": "a.pdf"}], "k": 1},
-     {"session": "s", "attachments": [{"kind": "file", "name": "a.pdf"}], "reply_to": "m-8", "extra": {"k": 1}}),
-    ("D1:2", {"session": "evening"}, {"session": "evening", "attachments": [], "reply_to": None, "extra": {}}),
-    ("notes.txt#3", {}, {"session": None, "attachments": [], "reply_to": None, "extra": {}}),
+     {"session": "s", "attachments": ({"kind": "file", "name": "a.pdf"},), "reply_to": "m-8", "extra": {"k": 1}}),
+    ("D1:2", {"session": "evening"}, {"session": "evening", "attachments": (), "reply_to": None, "extra": {}}),
+    ("notes.txt#3", {}, {"session": None, "attachments": (), "reply_to": None, "extra": {}}),
     ("x", {"attachments": "not a list", "blip_caption": 5},
-     {"session": None, "attachments": [], "reply_to": None, "extra": {"attachments": "not a list", "blip_caption": 5}}),
+     {"session": None, "attachments": (), "reply_to": None, "extra": {"attachments": "not a list", "blip_caption": 5}}),
 ])
 def test_a_version_3_row_gets_the_fields_its_adapter_writes_today(source_id, extra, expected):
     assert generic_fields(source_id, extra) == expected
