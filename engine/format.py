@@ -111,7 +111,9 @@ RAW_CHUNK_TABLE = "raw.chunk"
 # one entry per turn in chunk order (MANIFEST.spec section 8): speaker index, ts (ints as deltas), source_id as
 # a prefix table, prefix index and trailing number (as deltas), gap, length, extra (nil when no turn has one)}
 RAW_TURNS_TABLE = "raw.turns"
-RAW_TURN_COLUMNS = ("speaker", "ts", "prefixes", "prefix", "number", "gap", "length", "extra")
+RAW_TURN_COLUMNS = ("speaker", "ts", "prefixes", "prefix", "number", "gap", "length", "extra", "sessions",
+                    "session", "attachments", "reply_to")
+RAW_TURN_COLUMNS_ADDED_IN_4 = RAW_TURN_COLUMNS[8:]  # a version-3 payload holds the first 8 only
 RAW_SEQUENCE_COUNTER = "raw.seq"  # numbers raw.turns records in storing order (ties in time order)
 RAW_ID_PREFIX = "raw_"
 RAW_ID_HEX_DIGITS = 16  # raw_id = "raw_" + the first 16 hex digits of the content's sha256

@@ -13,7 +13,8 @@ index's) and its tags the node's tags. Fields (their weights are the `index.fiel
                          speaker   who said it
                          date      the turn's date-time as words ("1:56 pm on 8 May, 2023",
                                    "2024年04月01日 周一 08:51")
-                         caption   the caption of an image shared with the turn, if any
+                         caption   the captions (or alt texts) of what was shared with the turn, if any: its
+                                   attachments' `caption`, as every ingest adapter stores them
                          context   text + caption of the previous and the next turn of the same session, each
                                    only when another speaker said it (the question a turn answers, or the answer
                                    it got)
@@ -32,7 +33,6 @@ from datetime import datetime, timezone
 from functools import lru_cache
 
 INDEXED_TYPES = ("Episode", "Fact", "Preference", "Concept")
-CAPTION_KEY = "blip_caption"  # LoCoMo's caption of an image shared with a turn (kept by ingest as turn extra)
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
@@ -40,8 +40,9 @@ _WEEKDAYS_ZH = "一二三四五六日"
 
 
 def caption_of(turn: dict) -> str:
-    caption = (turn.get("extra") or {}).get(CAPTION_KEY)
-    return caption if isinstance(caption, str) else ""
+    """The captions of a turn's attachments, one a line ("" when none has one)."""
+    return "\n".join(attachment["caption"] for attachment in turn.get("attachments") or ()
+                     if attachment.get("caption"))
 
 
 def date_text(ts: str | None, lang: str) -> str:

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from memctl.node_documents import CAPTION_KEY, context_text, date_text, episode_fields, epoch_seconds, node_document
+from memctl.node_documents import caption_of, context_text, date_text, episode_fields, epoch_seconds, node_document
 
 
 @pytest.mark.parametrize("ts, lang, words", [
@@ -39,15 +39,26 @@ def test_a_node_document_keeps_non_empty_fields_and_the_recency_as_timestamp():
 
 
 def test_episode_fields_and_the_reply_context_of_another_speaker_in_the_same_session():
-    turn = {"speaker": "Ann", "ts": "2023-05-08T13:56:00", "session": 1, "extra": {CAPTION_KEY: "a red bike"}}
+    turn = {"speaker": "Ann", "ts": "2023-05-08T13:56:00", "session": 1,
+            "attachments": [{"kind": "image", "caption": "a red bike"}]}
     fields = episode_fields(turn, "Look at my bike", "en", "Nice!")
     assert fields == {"turn": "Look at my bike", "speaker": "Ann", "date": "1:56 pm on 8 May, 2023",
                       "caption": "a red bike", "context": "Nice!"}
 
     def neighbor(speaker, session, text, caption=None):
         return SimpleNamespace(meta={"speaker": speaker, "session": session,
-                                     "extra": {CAPTION_KEY: caption} if caption else {}}, text=text)
+                                     "attachments": [{"kind": "image", "caption": caption}] if caption else []},
+                               text=text)
 
     neighbors = [neighbor("Bob", 1, "What did you buy?", "a shop"), neighbor("Ann", 1, "It is red."),
                  neighbor("Bob", 2, "Hi again"), None]
     assert context_text(turn, neighbors, lambda meta: meta["session"]) == "What did you buy?\na shop"
+
+
+def test_the_caption_is_every_attachment_caption_and_nothing_of_extra():
+    """Captions come from the generic attachments only: an input's own caption key left in extra is not read."""
+    turn = {"attachments": [{"kind": "image", "caption": "a cat"}, {"kind": "file", "name": "notes.pdf"},
+                            {"kind": "image", "caption": "a dog", "url": "https://example.org/dog.png"}],
+            "extra": {"caption": "not this", "blip_caption": "nor this"}}
+    assert caption_of(turn) == "a cat\na dog"
+    assert caption_of({"extra": {"blip_caption": "a cat"}}) == "" and caption_of({"attachments": []}) == ""

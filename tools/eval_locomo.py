@@ -1,7 +1,7 @@
 """Recall quality on LoCoMo-shaped files (LoCoMo dev, MemDaily zh dev): memctl against plain BM25, one run.
 
     python tools/eval_locomo.py ../shared/locomo/locomo-dev.json [--limit N] [--mode inprocess|cli|both]
-                                [--set recall.lambda.ppr=0.1 ...] [--write] [--work DIR] [--jobs N]
+                                [--as locomo|jsonl] [--set recall.lambda.ppr=0.1 ...] [--write] [--work DIR]
 
 For each conversation (sample) of FILE: a fresh store; ingest it and run r2g; recall every question that has
 evidence; a result retrieves a dialog id when one of its citations has that source_id. Scores over evidence
@@ -26,6 +26,14 @@ Baselines, computed in the same run over one document per turn (no graph):
   stop words over date + speaker + text + caption (the README's 0.639 profile with the speaker added).
 The strongest baseline per file is the one with the higher Recall@10 (LoCoMo) or Recall@5 (MemDaily).
 
+`--as jsonl` ingests each conversation re-dressed as a plain JSONL chat log instead of the LoCoMo file (the
+proof that memctl reads no LoCoMo convention after ingest): one line per turn with an opaque `id` (a hash of the
+conversation and dia_id), `conversation_id`, an opaque `session` label, `speaker`, `content`, an ISO
+`timestamp` (the turn's own time, else its session's date), the image caption as `attachments: [{"type":
+"image", "caption": …}]` and the turn's other keys as they are (MemDaily's place and mid; LoCoMo's img_url,
+query and re-download are left out as the LoCoMo adapter leaves them out). The tool maps the cited opaque ids
+back to dia_ids to score them; memctl never sees a dia_id.
+
 Evidence quirks (shared/locomo/README.md): several ids per string, "D:11:26" → D11:26, "D30:05" → D30:5, strings
 naming no turn are dropped.
 """
@@ -33,6 +41,7 @@ naming no turn are dropped.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -83,18 +92,49 @@ def questions_of(sample: dict) -> list:
     return out
 
 
-def turns_of(sample: dict) -> list:
-    """[{dia_id, speaker, text, caption, date}] in conversation order."""
+def sessions_of(sample: dict) -> list:
+    """[(session number, its date text or None, its turns)] in conversation order."""
     conversation = sample["conversation"]
     numbers = sorted(int(key.split("_")[1]) for key in conversation
                      if re.fullmatch(r"session_\d+", key) and isinstance(conversation[key], list))
-    turns = []
-    for number in numbers:
-        date = conversation.get(f"session_{number}_date_time", "")
-        for turn in conversation[f"session_{number}"]:
-            turns.append({"dia_id": turn["dia_id"], "speaker": turn.get("speaker", ""), "text": turn.get("text", ""),
-                          "caption": turn.get("blip_caption") or "", "date": date})
-    return turns
+    return [(number, conversation.get(f"session_{number}_date_time"), conversation[f"session_{number}"])
+            for number in numbers]
+
+
+def turns_of(sample: dict) -> list:
+    """[{dia_id, speaker, text, caption, date}] in conversation order."""
+    return [{"dia_id": turn["dia_id"], "speaker": turn.get("speaker", ""), "text": turn.get("text", ""),
+             "caption": turn.get("blip_caption") or "", "date": date or ""}
+            for _, date, turns in sessions_of(sample) for turn in turns]
+
+
+LOCOMO_ONLY_KEYS = ("speaker", "dia_id", "text", "time", "blip_caption", "img_url", "query", "re-download")
+OPAQUE_IDS: dict = {}  # opaque turn id → dia_id, filled by as_jsonl_log
+
+
+def _opaque(*parts) -> str:
+    return hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=6).hexdigest()
+
+
+def as_jsonl_log(sample: dict) -> str:
+    """The conversation of `sample` as a plain JSONL chat log (see the module doc), one line per turn."""
+    from memctl.ingest.dates import parse_any
+
+    lines = []
+    for number, date, turns in sessions_of(sample):
+        session = f"s{_opaque(sample['sample_id'], 'session', number)}"
+        for turn in turns:
+            turn_id = f"m{_opaque(sample['sample_id'], turn['dia_id'])}"
+            OPAQUE_IDS[turn_id] = turn["dia_id"]
+            moment = turn.get("time") or date
+            line = {"id": turn_id, "conversation_id": sample["sample_id"], "session": session,
+                    "speaker": turn["speaker"], "content": turn["text"],
+                    "timestamp": parse_any(moment) if moment else None}
+            if turn.get("blip_caption"):
+                line["attachments"] = [{"type": "image", "caption": turn["blip_caption"]}]
+            line.update((key, value) for key, value in turn.items() if key not in LOCOMO_ONLY_KEYS)
+            lines.append(json.dumps(line, ensure_ascii=False))
+    return "\n".join(lines) + "\n"
 
 
 def language_of(samples: list) -> str:
@@ -157,20 +197,20 @@ def run_cli(arguments: list, stdin=None) -> subprocess.CompletedProcess:
     return result
 
 
-def build_store_cli(store: Path, conv_file: Path, config: Path | None) -> None:
+def build_store_cli(store: Path, conv_file: Path, config: Path | None, input_format: str) -> None:
     extra = ["--config", str(config)] if config else []
-    run_cli(["--home", str(store)] + extra + ["ingest", "--raw", str(conv_file), "--format", "locomo", "--quiet"])
+    run_cli(["--home", str(store)] + extra + ["ingest", "--raw", str(conv_file), "--format", input_format, "--quiet"])
     run_cli(["--home", str(store)] + extra + ["r2g", "--quiet"])
 
 
-def build_store_inprocess(store: Path, conv_file: Path, config: Path | None) -> None:
+def build_store_inprocess(store: Path, conv_file: Path, config: Path | None, input_format: str) -> None:
     from memctl.ingest.api import ingest_paths
     from memctl.memory import Memory
     from memctl.r2g.builder import Builder
 
     with Memory.open(home=str(store), config_file=str(config) if config else None, writable=True,
                      holder="eval_locomo") as memory:
-        ingest_paths(memory.store, [str(conv_file)], format="locomo", config=memory.config)
+        ingest_paths(memory.store, [str(conv_file)], format=input_format, config=memory.config)
         Builder(memory.store, memory.tenant, memory.config).run()
 
 
@@ -226,7 +266,9 @@ def recall_cli(store: Path, questions: list, config: Path | None, work: Path, mv
 
 
 def sources_of(results: list) -> list:
-    return [[citation.get("source_id") for citation in result.get("citations", ())] for result in results]
+    """Per result, the dia_ids its citations name (an opaque id of a re-dressed log read back as its dia_id)."""
+    return [[OPAQUE_IDS.get(citation.get("source_id"), citation.get("source_id"))
+             for citation in result.get("citations", ())] for result in results]
 
 
 def _seconds(text):
@@ -354,7 +396,7 @@ def write_config(settings: list, work: Path, name: str = "override") -> Path | N
 
 
 def evaluate_mode(samples: list, mode: str, work: Path, config: Path | None, mvp: bool = False,
-                  ablations: dict | None = None) -> tuple:
+                  ablations: dict | None = None, dressed_as: str = "locomo") -> tuple:
     """(answers by qid, per-query latencies, cold latencies, build seconds, {ablation: answers by qid}).
     Ablations (in-process only) recall again on the same stores with other recall settings."""
     answers, latencies, cold = {}, [], []
@@ -365,12 +407,16 @@ def evaluate_mode(samples: list, mode: str, work: Path, config: Path | None, mvp
         if conv_dir.exists():
             shutil.rmtree(conv_dir)
         conv_dir.mkdir(parents=True)
-        conv_file = conv_dir / "conv.json"
-        conv_file.write_text(json.dumps([sample], ensure_ascii=False), encoding="utf-8")
+        if dressed_as == "jsonl":
+            conv_file = conv_dir / "conv.jsonl"
+            conv_file.write_text(as_jsonl_log(sample), encoding="utf-8")
+        else:
+            conv_file = conv_dir / "conv.json"
+            conv_file.write_text(json.dumps([sample], ensure_ascii=False), encoding="utf-8")
         store = conv_dir / "store"
         questions = questions_of(sample)
         started = time.perf_counter()
-        (build_store_cli if mode == "cli" else build_store_inprocess)(store, conv_file, config)
+        (build_store_cli if mode == "cli" else build_store_inprocess)(store, conv_file, config, dressed_as)
         build_seconds += time.perf_counter() - started
         if not questions:
             continue
@@ -398,6 +444,8 @@ def main(argv=None) -> int:
     parser.add_argument("file")
     parser.add_argument("--limit", type=int, default=None, help="Only the first N conversations.")
     parser.add_argument("--mode", choices=("inprocess", "cli", "both"), default="inprocess")
+    parser.add_argument("--as", dest="dressed_as", choices=("locomo", "jsonl"), default="locomo",
+                        help="Ingest each conversation as the LoCoMo file (default) or re-dressed as a JSONL chat log.")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                         help="Override a setting, e.g. recall.lambda.ppr=0.1 (repeatable).")
     parser.add_argument("--work", default=None, help="Working directory (default: a temporary one).")
@@ -432,13 +480,15 @@ def main(argv=None) -> int:
         ablations[label] = write_config(options.set + pairs, work, f"ablation{number}")
     for mode in modes:
         answers, latencies, cold, build, ablated = evaluate_mode(samples, mode, work, config, options.mvp,
-                                                                 ablations if mode == "inprocess" else None)
+                                                                 ablations if mode == "inprocess" else None,
+                                                                 options.dressed_as)
         for label, found in ablated.items():
             results[f"ablation: {label}"] = _evaluate({qid: sources_of(cards) for qid, cards in found.items()},
                                                        questions)
         ranked = {qid: sources_of(found) for qid, found in answers.items()}
         name = f"memctl recall{' --mvp' if options.mvp else ''} " \
-               f"({'in-process' if mode == 'inprocess' else 'CLI acceptance commands'})"
+               f"({'in-process' if mode == 'inprocess' else 'CLI acceptance commands'}" \
+               f"{', input as JSONL' if options.dressed_as == 'jsonl' else ''})"
         results[name] = _evaluate(ranked, questions)
         per_question[mode] = ranked
         timing[name] = {"p50_ms": _percentile(latencies, 50) * 1000, "p95_ms": _percentile(latencies, 95) * 1000,
@@ -507,7 +557,8 @@ def main(argv=None) -> int:
     if options.write:
         from common import write_section
 
-        write_section(f"recall quality: {Path(options.file).name}", text)
+        as_jsonl = " (input as JSONL)" if options.dressed_as == "jsonl" else ""
+        write_section(f"recall quality: {Path(options.file).name}{as_jsonl}", text)
     return 0
 
 

@@ -33,8 +33,8 @@ CJK_RANGES = ((0x3001, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xF
               (0xFF00, 0xFFEF), (0x20000, 0x3134F))
 CJK_CLASS = "".join(f"{chr(first)}-{chr(last)}" for first, last in CJK_RANGES)
 CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-TEXT, SPEAKER, TS, SOURCE_ID, EXTRA, SESSION = map(attrgetter, ("text", "speaker", "ts", "source_id", "extra",
-                                                               "session"))
+TEXT, SPEAKER, TS, SOURCE_ID, EXTRA, SESSION, ATTACHMENTS, REPLY_TO = map(attrgetter, (
+    "text", "speaker", "ts", "source_id", "extra", "session", "attachments", "reply_to"))
 PREFIX, SUFFIX = itemgetter(0), itemgetter(1)
 
 
@@ -77,8 +77,8 @@ def render_speaker(speaker: str | None) -> tuple[str, str]:
 @dataclass(slots=True)
 class Chunk:
     """Consecutive turns of one conversation rendered into `data`; turn i's text is the bytes
-    [offsets[i], offsets[i] + lengths[i]) of it. speakers, ts, source_ids and extras are the turns' fields
-    as columns (what the store's turn record is built from)."""
+    [offsets[i], offsets[i] + lengths[i]) of it. speakers, ts, source_ids, extras, sessions, attachments and
+    reply_to are the turns' fields as columns (what the store's turn record is built from)."""
 
     conv_id: str
     data: bytes
@@ -91,6 +91,14 @@ class Chunk:
     ts: list = field(default_factory=list)
     source_ids: list = field(default_factory=list)
     extras: list = field(default_factory=list)
+    sessions: list = field(default_factory=list)
+    attachments: list = field(default_factory=list)
+    reply_to: list = field(default_factory=list)
+
+    def columns(self) -> tuple:
+        """The turn columns engine.raw.TurnColumns.many takes, in its order."""
+        return (self.speakers, self.ts, self.source_ids, self.offsets, self.lengths, self.extras, self.sessions,
+                self.attachments, self.reply_to)
 
     def meta(self) -> dict:
         """Chunk metadata beyond what the stored turns say (seed §3.0: the store derives conv_id, role, ts and
@@ -122,12 +130,14 @@ def chunk_all(conversations: list[Conversation], min_tokens: int = MIN_TOKENS,
                                                          dtype=np.int64)[turn_speakers].T
     characters, words, text_bytes = _text_counts_all(texts)
     tokens = np.maximum(1, prefix_tokens + tokens_of(characters, words))
-    starts = _chunk_starts_all(conversations, turns, tokens, min_tokens, max_tokens)
+    sessions = list(map(SESSION, turns))
+    starts = _chunk_starts_all(conversations, sessions, tokens, min_tokens, max_tokens)
     pieces = [None] * (3 * len(turns))  # prefix, text, suffix of each turn: a chunk's text is a slice of it
     pieces[0::3] = map(PREFIX, map(renderings.__getitem__, speakers))
     pieces[1::3] = texts
     pieces[2::3] = map(SUFFIX, map(renderings.__getitem__, speakers))
-    columns = (speakers, list(map(TS, turns)), list(map(SOURCE_ID, turns)), list(map(EXTRA, turns)))
+    columns = (speakers, list(map(TS, turns)), list(map(SOURCE_ID, turns)), list(map(EXTRA, turns)), sessions,
+               list(map(ATTACHMENTS, turns)), list(map(REPLY_TO, turns)))
     offsets, lengths = _text_offsets(starts, prefix_bytes, text_bytes, suffix_bytes)
     chunk_characters = np.add.reduceat(characters, starts).tolist()
     chunk_words = np.add.reduceat(words, starts).tolist()
@@ -156,7 +166,7 @@ def _rendering(speaker: str | None) -> tuple[str, str, int, int, int]:
     return prefix, suffix, estimate_tokens(prefix), len(prefix.encode()), len(suffix.encode())
 
 
-def _chunk_starts_all(conversations: list[Conversation], turns: list[Turn], tokens, min_tokens: int,
+def _chunk_starts_all(conversations: list[Conversation], sessions: list, tokens, min_tokens: int,
                       max_tokens: int):
     """Index of each chunk's first turn (a numpy array): conversation by conversation, a chunk closes before a
     turn that would take it past max_tokens, and before a session that would not fit in it whole once it holds
@@ -166,8 +176,7 @@ def _chunk_starts_all(conversations: list[Conversation], turns: list[Turn], toke
     is found by bisection, and only the sessions opening inside it are looked at."""
     import numpy as np
 
-    sessions = list(map(SESSION, turns))
-    opens = np.fromiter(map(ne, sessions[1:], sessions[:-1]), dtype=bool, count=len(turns) - 1)
+    opens = np.fromiter(map(ne, sessions[1:], sessions[:-1]), dtype=bool, count=len(sessions) - 1)
     opens = np.concatenate(([True], opens))
     conversation_ends = np.cumsum([len(conversation.turns) for conversation in conversations])
     conversation_ends = np.unique(conversation_ends[conversation_ends > 0])

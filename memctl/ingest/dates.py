@@ -19,7 +19,7 @@ MONTHS = {
     for name in names
 }
 
-# "1:56 pm on 8 May, 2023" (LoCoMo session_N_date_time)
+# "1:56 pm on 8 May, 2023" (the dates of LoCoMo sessions)
 LOCOMO = re.compile(
     r"(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*(?P<half>am|pm)\s+on\s+(?P<day>\d{1,2})\s+(?P<month>[a-z]+)\.?,?\s+"
     r"(?P<year>\d{4})",

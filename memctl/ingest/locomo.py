@@ -2,13 +2,17 @@
 
 A JSON list of samples: `sample_id` (the conv_id) and `conversation` with `session_N` (a list of turns) and
 `session_N_date_time` ("1:56 pm on 8 May, 2023" or "2024年04月01日 周一"). A turn has `speaker`, `dia_id` (its
-source_id), `text`, and optional keys kept as its extra (`blip_caption` in LoCoMo: the caption of an image the
-speaker shared, which is all of the image the file holds; `place` and `mid` in MemDaily). The turn's ts is its own
-`time` when present (MemDaily: "2024年04月01日 周一 08:51"), else its session's date; `time` itself is not kept,
-since ts holds it exactly (minute precision; the weekday follows from the date). LoCoMo's `img_url` and `query`
-(where and by which search the dataset's builders found the image) and `re-download` record how the dataset was
-made, not what was said, and are dropped: with them the turn rows of locomo-dev.json take twice the space.
-Date keys without a session (conv-26) are ignored, as are `qa` and the summaries.
+source_id), `text`, and optional keys. The turn's ts is its own `time` when present (MemDaily: "2024年04月01日
+周一 08:51"), else its session's date; `time` itself is not kept, since ts holds it exactly (minute precision;
+the weekday follows from the date). Date keys without a session (conv-26) are ignored, as are `qa` and the
+summaries.
+
+Generic fields: the session is N of `session_N` (as a string: "3"; MemDaily's sessions are its days);
+`blip_caption` (LoCoMo: the caption of an image the speaker shared, which is all of the image the file holds)
+becomes an image attachment with that caption; no turn says which it replies to. LoCoMo's `img_url` and
+`query` (where and by which search the dataset's builders found the image) and `re-download` record how the
+dataset was made, not what was said, and are dropped: with them the turn rows of locomo-dev.json take twice the
+space. Other keys (MemDaily's `place` and `mid`) are kept as the turn's extra.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ from memctl.ingest.model import Conversation, Turn
 SESSION_KEY = re.compile(r"session_(\d+)")
 TURN_KEYS = ("speaker", "dia_id", "text")
 TURN_TIME_KEY = "time"
+CAPTION_KEY = "blip_caption"
 DATASET_KEYS = ("img_url", "query", "re-download")
+# A dia_id: D<session number>:<turn number> (version-3 stores kept no session: see generic_fields_of_format_3).
+DIALOG_ID = re.compile(r"D(\d+):\d+")
 
 
 def is_locomo(value) -> bool:
@@ -71,16 +78,42 @@ def _turn(turn, conv_id: str, session: str, session_ts: str | None, where: str) 
     ts = session_ts
     if turn.get(TURN_TIME_KEY) is not None:
         ts = _date(turn[TURN_TIME_KEY], f"{where}.{TURN_TIME_KEY}")
+    extra = {key: value for key, value in turn.items()
+             if key not in TURN_KEYS and key not in DATASET_KEYS and key != TURN_TIME_KEY}
     return Turn(
         conv_id=conv_id,
         speaker=turn["speaker"],
         text=turn["text"],
         ts=ts,
         source_id=turn["dia_id"],
-        extra={key: value for key, value in turn.items()
-               if key not in TURN_KEYS and key not in DATASET_KEYS and key != TURN_TIME_KEY},
+        extra=extra,
         session=session,
+        attachments=_attachments(extra),
     )
+
+
+def _attachments(extra: dict) -> tuple:
+    """The image attachment of a caption, taken out of `extra` (a caption that is not text stays there)."""
+    caption = extra.get(CAPTION_KEY)
+    if not isinstance(caption, str) or not caption:
+        return ()
+    del extra[CAPTION_KEY]
+    return ({"kind": "image", "caption": caption},)
+
+
+def generic_fields_of_format_3(source_id: str, extra: dict) -> dict:
+    """What this adapter writes today for a turn that a version-3 store holds (for `memctl migrate`): the session
+    of a dia_id ("D3:7" → "3"; version-3 R2G derived sessions this way from any source id of that form,
+    whichever adapter wrote it) and the image attachment of a caption kept in extra. Returns the fields found
+    ("session", "attachments") with "extra" the rest of extra; {"extra": extra} when there are none."""
+    fields: dict = {"extra": dict(extra)}
+    match = DIALOG_ID.fullmatch(source_id)
+    if match:
+        fields["session"] = match[1]
+    attachments = _attachments(fields["extra"])
+    if attachments:
+        fields["attachments"] = attachments
+    return fields
 
 
 def _date(value, where: str) -> str | None:

@@ -1,6 +1,7 @@
 """A JSON list of OpenAI-style chat messages (`[{"role": ..., "content": ...}, ...]`), or an object holding
-one under `messages`. Each message is read like a JSONL turn; its source_id is `<file>[<index>]` unless it has an
-`id`."""
+one under `messages`. Each message is read like a JSONL turn (memctl.ingest.jsonl, generic fields included:
+session, attachments and image or file content parts, reply_to); its source_id is `<file>[<index>]` unless it has
+an `id`."""
 
 from __future__ import annotations
 

@@ -93,8 +93,7 @@ def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progr
     chunks = prepared.chunks
     with RawStore(store, limit=blob_limit).batch(owned=True) as writer:  # our records: fresh dicts of plain values
         writer.write_ahead([chunk.data for chunk in chunks])  # zstd and the blobs' sync beside the records
-        turns = TurnColumns.many((chunk.speakers, chunk.ts, chunk.source_ids, chunk.offsets, chunk.lengths,
-                                  chunk.extras) for chunk in chunks)
+        turns = TurnColumns.many(chunk.columns() for chunk in chunks)
         for index, (chunk, columns) in enumerate(zip(chunks, turns), start=1):
             result = writer.put_turns(chunk.data, chunk.meta(), chunk.conv_id, columns)
             summary["chunks_new" if result.new else "chunks_duplicate"] += 1

@@ -1,5 +1,8 @@
 """Plain text: one turn per paragraph (blank-line separated), long paragraphs cut at sentence ends so that no
-piece exceeds the chunk size (seed R2G-1: split by punctuation and length, about 1-2k tokens)."""
+piece exceeds the chunk size (seed R2G-1: split by punctuation and length, about 1-2k tokens).
+
+Generic fields: none. Plain text has no session, attachment or reply; its turns have no time either, so R2G
+reads a document as one session."""
 
 from __future__ import annotations
 

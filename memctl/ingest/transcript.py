@@ -3,6 +3,9 @@
 A line that is not `Speaker: text` continues the turn above it; after a blank line (or before the first turn) it
 becomes a turn without a speaker. A stamp holds for the following turns until the next stamp (it is the session
 time when only the first line of a session carries one). Full-width colons (`用户：…`) are accepted.
+
+Generic fields: none. A transcript marks no session (R2G then takes a turn's day for it, from its stamp), no
+attachment and no reply.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from memctl.model import (
     node_id,
     normalize_text,
 )
-from memctl.node_documents import context_text, episode_fields, epoch_seconds, node_document
+from memctl.node_documents import caption_of, context_text, episode_fields, epoch_seconds, node_document
 from memctl.r2g.extract import episode_summary, find_group_concepts, importance
 from memctl.r2g.linking import signature
 from memctl.r2g.merge import evidence_key
@@ -196,7 +196,7 @@ class TurnEmitter:
         summary = episode_summary(analysis)
         attributes = {"conv_id": meta["conv_id"], "speaker": meta["speaker"], "source_id": meta["source_id"],
                       "session": session_of(meta), "lang": analysis.lang, "turn_id": meta["turn_id"]}
-        caption = (meta.get("extra") or {}).get("blip_caption")
+        caption = caption_of(meta)
         if caption:
             attributes["caption"] = caption
         sentiments = [extraction.sentiment for _, extraction in analysis.sentences]

@@ -7,16 +7,11 @@ are decoded, and a chunk's blob is read (and verified) only when one of its turn
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.raw import TurnChunk
-
-# LoCoMo and MemDaily dialog ids: "D<session>:<turn>".
-_DIALOG_ID = re.compile(r"D(\d+):\d+")
-
 
 def conversations(raw) -> dict:
     """{conv_id: [engine.raw.TurnChunk in conversation order]} of every chunk stored with turns."""
@@ -27,11 +22,11 @@ def conversations(raw) -> dict:
 
 
 def session_of(turn: dict) -> str:
-    """The session a turn belongs to: the session number of a dialog id (D3:7 → D3), else the turn's day,
-    else one session for an untimed conversation."""
-    match = _DIALOG_ID.fullmatch(turn.get("source_id") or "")
-    if match:
-        return "D" + match[1]
+    """The session a turn belongs to: the one its input named (stored with the turn by its ingest adapter), else
+    the turn's day, else one session for an untimed conversation. Only turns of one conversation are compared."""
+    session = turn.get("session")
+    if session is not None:
+        return session
     ts = turn.get("ts")
     return ts[:10] if ts else ""
 
@@ -53,7 +48,8 @@ class ChunkText:
 
 
 class Turn:
-    """One stored turn: its decoded row (`meta`: turn_id, conv_id, speaker, ts, source_id, raw_ref, extra),
+    """One stored turn: its decoded row (`meta`: turn_id, conv_id, speaker, ts, source_id, raw_ref, extra, session,
+    attachments, reply_to),
     whether this run converts it, and its text (read lazily)."""
 
     __slots__ = ("meta", "new", "chunk", "_text")

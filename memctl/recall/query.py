@@ -1,10 +1,11 @@
 """Query building (seed 001 §5.1, W3): keywords, pattern tokens, time constraints and clauses of a query.
 
 Keywords are the index tokenizer's terms (stop words out, English stemmed, CJK runs segmented against the
-index's own vocabulary so that jieba's dictionary is never loaded), minus two kinds of words measured to hurt on
-LoCoMo / MemDaily dev (tools/eval_locomo.py):
-- question-template words ("would", "likely", "kind", "mention"…) that describe the wanted answer, not the
-  memory; dropped by surface form before stemming, so that "likely" does not remove "like";
+index's own vocabulary so that jieba's dictionary is never loaded), minus two kinds of words:
+- question phrasing (memctl.language.question_words: interrogatives, auxiliaries, hedges such as "likely" or
+  "kind of", quantity asks, words that refer to the conversation, placeholders; 是否, 多少, 怎么, 提到…), which
+  describe the wanted answer, not the memory; dropped by surface form before stemming, so that "likely" does
+  not remove "like";
 - one-character CJK terms (的 and 了 are stop words already; what is left, such as 买 or 天, matches almost
   every turn of a Chinese store). Both are kept when nothing else would be left.
 
@@ -20,9 +21,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-QUESTION_WORDS = frozenset("""would could might likely probably possibly considered consider kind kinds type types
-sort many much often mention mentioned ever thing things something describe according""".split())
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CLAUSE = re.compile(r"[^。！？!?；;\n]+")
@@ -90,8 +90,20 @@ def build(text: str, reference: float, question_stopwords: bool = True) -> Query
 
 
 def strip_question_words(text: str) -> str:
-    stripped = _WORD.sub(lambda match: " " if match.group().lower() in QUESTION_WORDS else match.group(), text)
-    return stripped if stripped.strip() else text
+    """`text` without its question phrasing (each word becomes a space); `text` itself when no word is left."""
+    from memctl.language.question_words import ENGLISH
+
+    stripped = _WORD.sub(lambda match: " " if match.group().lower() in ENGLISH else match.group(), text)
+    if _CJK.search(stripped):
+        stripped = _chinese_question_words().sub(" ", stripped)
+    return stripped if any(map(str.isalnum, stripped)) else text
+
+
+@lru_cache(maxsize=1)
+def _chinese_question_words() -> re.Pattern:
+    from memctl.language.question_words import CHINESE
+
+    return re.compile("|".join(CHINESE))
 
 
 def pattern_tokens(text: str) -> dict:

@@ -135,8 +135,11 @@ def test_locomo_sessions_dates_captions_and_missing_sessions():
     assert [(turn.source_id, turn.speaker, turn.text) for turn in turns] == [
         ("D1:1", "Ann", "Look!"), ("D1:2", "Ben", "Cute."), ("D2:1", "Ben", "Hi again")]
     assert [turn.ts for turn in turns] == ["2023-05-08T13:56:00", "2023-05-08T13:56:00", "2023-06-19T10:04:00"]
-    assert turns[0].extra == {"blip_caption": "a photo of a cat"}  # no traces of how the dataset was built
+    # The caption is an image attachment; no traces of how the dataset was built; no other key, no extra.
+    assert [turn.attachments for turn in turns] == [({"kind": "image", "caption": "a photo of a cat"},), (), ()]
+    assert [turn.extra for turn in turns] == [{}, {}, {}]
     assert [turn.session for turn in turns] == ["1", "1", "2"]
+    assert [turn.reply_to for turn in turns] == [None, None, None]
 
 
 def test_locomo_sessions_are_ordered_numerically():
@@ -159,6 +162,7 @@ def test_memdaily_chinese_dates_and_turn_time_and_place():
     assert turns[0].ts == "2024-04-01T08:51:00"
     assert turns[1].ts == "2024-04-01"
     assert turns[0].extra == {"mid": 0, "place": "广东深圳"}  # `time` became ts
+    assert [(turn.session, turn.attachments, turn.reply_to) for turn in turns] == [("1", (), None)] * 2
 
 
 @needs_locomo
@@ -174,7 +178,9 @@ def test_real_locomo_dev_file():
     assert all(turn.ts and turn.ts[:2] == "20" for turn in turns)
     first = conversations[0].turns[0]
     assert (first.source_id, first.speaker, first.ts) == ("D1:1", "Caroline", "2023-05-08T13:56:00")
-    assert sum("blip_caption" in turn.extra for turn in turns) == 602
+    assert sum(bool(turn.attachments) for turn in turns) == 602
+    assert all(turn.extra == {} for turn in turns)
+    assert len({(turn.conv_id, turn.session) for turn in turns}) == 128  # the file's non-empty session_N lists
     assert len({(turn.conv_id, turn.source_id) for turn in turns}) == 2760
 
 

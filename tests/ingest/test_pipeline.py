@@ -74,8 +74,8 @@ def test_turn_records_keep_speaker_time_source_and_extra(store):
     photo = next(record for record in records if record["source_id"] == "D1:7")
     assert photo["conv_id"] == "xiaolin-2024" and photo["speaker"] == "小林"
     assert photo["ts"] == "2024-03-05T20:05:00"
-    assert photo["extra"]["blip_caption"] == "一只刚洗完澡的柯基犬趴在浴巾上"
-    assert photo["extra"]["place"] == "浙江杭州"
+    assert photo["attachments"] == [{"kind": "image", "caption": "一只刚洗完澡的柯基犬趴在浴巾上"}]
+    assert photo["extra"] == {"place": "浙江杭州"} and photo["session"] == "1"
     raw_id = photo["raw_ref"]["raw_id"]
     chunk = RawStore(store).get(raw_id)
     assert chunk["meta"] == {"lang": "zh"}  # the rest of the chunk's meta is derived from its turns
@@ -156,7 +156,7 @@ def test_real_locomo_dev_file(store):
              if key.startswith("session_") and isinstance(turns, list) for turn in turns]
     assert_spans_round_trip(store, texts)
     records = turn_records(store)
-    assert sum("blip_caption" in record.get("extra", {}) for record in records) == 602
+    assert sum(record["attachments"][0]["kind"] == "image" for record in records if record["attachments"]) == 602
     assert len({(record["conv_id"], record["source_id"]) for record in records}) == 2760
     assert summary["bytes_stored"] < 0.6 * sum(len(text.encode()) for text in texts)
 

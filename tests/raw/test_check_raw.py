@@ -58,3 +58,21 @@ def test_orphan_blobs_and_temp_files_are_notes(store):
     assert report.problems == []
     assert sorted(note["file"] for note in report.notes) == sorted([orphan, relative + ".tmp"])
     assert all("memctl raw gc" in note["message"] for note in report.notes)
+
+
+def test_memctl_check_accepts_turns_with_sessions_attachments_and_replies(cli, tmp_path):
+    """An ingest that fills every generic turn field (and a malformed one is the check's problem: see
+    tests/raw/test_turns.py) leaves a store `memctl check` finds clean."""
+    import json
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in [
+        {"id": "u1", "session": "a", "role": "user", "content": "look", "attachments": [{"type": "image",
+                                                                                         "caption": "a cat"}]},
+        {"id": "b1", "session": "a", "role": "assistant", "content": "cute", "reply_to": "u1"},
+        {"id": "u2", "session": "b", "role": "user", "content": "hello again", "reply_to": "elsewhere"}]))
+    assert cli("ingest", "--raw", str(log), "--quiet").exit_code == 0
+    result = cli("check", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["problems"] == [] and report["checked"]["raw_chunks"] == 1

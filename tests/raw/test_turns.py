@@ -7,7 +7,7 @@ import pytest
 import zstandard
 from hypothesis import given, strategies as st
 
-from engine.codec import pack
+from engine.codec import pack, unpack
 from engine.errors import CorruptionError, EngineError, InputError
 from engine.format import RAW_CHUNK_TABLE, RAW_TURNS_TABLE, RAW_ZSTD_LEVEL
 from engine.raw import RawStore
@@ -30,8 +30,9 @@ def turn(text, speaker, ts, source_id, extra=None, data=CHUNK) -> dict:
 
 
 TURNS = [
-    turn("你好 😀", "Ann", "2023-05-08T13:56:00", "D1:1", {"blip_caption": "a cat"}),
-    turn("hi", "Ben", "2023-05-08", "D1:2"),
+    {**turn("你好 😀", "Ann", "2023-05-08T13:56:00", "D1:1", {"n": 1}), "session": "1",
+     "attachments": [{"kind": "image", "caption": "a cat"}]},
+    {**turn("hi", "Ben", "2023-05-08", "D1:2"), "session": "1", "reply_to": "D1:1"},
     turn("note without speaker", None, None, "notes.txt#3", {"place": "广东深圳", "mid": 2}),
 ]
 
@@ -50,6 +51,8 @@ def test_turns_come_back_as_given(store):
         assert item["conv_id"] == "conv-a"
         assert (item["speaker"], item["ts"], item["source_id"], item["extra"]) == (
             given_turn["speaker"], given_turn["ts"], given_turn["source_id"], given_turn["extra"])
+        assert (item["session"], item["attachments"], item["reply_to"]) == (
+            given_turn.get("session"), given_turn.get("attachments", []), given_turn.get("reply_to"))
         assert item["raw_ref"] == {"raw_id": raw_id, "offset": given_turn["offset"], "length": given_turn["length"]}
         start, length = item["raw_ref"]["offset"], item["raw_ref"]["length"]
         assert raw.read_span(raw_id, start, length) == CHUNK[start: start + length]
@@ -108,6 +111,62 @@ def test_turn_columns_round_trip(rows):
     assert [(turn["speaker"], turn["ts"], turn["source_id"], turn["raw_ref"]["offset"], turn["raw_ref"]["length"],
              turn["extra"]) for turn in decoded] == [
         (row[0], row[1], row[2], offset, row[4], row[5] or {}) for row, offset in zip(rows, offsets)]
+
+
+SESSIONS = st.one_of(st.none(), st.sampled_from(["1", "2", "2024-04-01", "thread-x", ""]))
+ATTACHMENTS = st.one_of(st.none(), st.just([]), st.lists(st.fixed_dictionaries(
+    {"kind": st.sampled_from(["image", "file"])},
+    optional={"caption": st.text(max_size=8), "name": st.text(max_size=5), "url": st.just("https://x/y.png")}),
+    min_size=1, max_size=2))
+SOURCE_IDS = st.sampled_from(["D1:1", "D1:2", "m-7f3a", "x", "9"])
+
+
+@given(st.lists(st.tuples(SOURCE_IDS, SESSIONS, ATTACHMENTS, st.one_of(st.none(), SOURCE_IDS,
+                                                                       st.text(max_size=6))),
+                min_size=1, max_size=20))
+def test_sessions_attachments_and_replies_round_trip(rows):
+    """The generic turn fields come back as given: sessions through their table, replies to an earlier turn of
+    the chunk through a distance back (also when several turns share a source id), others as ids."""
+    count = len(rows)
+    columns = TurnColumns([None] * count, [None] * count, [row[0] for row in rows], list(range(count)),
+                          [1] * count, [None] * count, [row[1] for row in rows], [row[2] for row in rows],
+                          [row[3] for row in rows])
+    record = encode_turns("c", columns, 2 * count)
+    decoded = decode_turns("raw_x", {**record, "turns": zstandard.ZstdCompressor().compress(record["turns"])})
+    assert [(turn["source_id"], turn["session"], turn["attachments"], turn["reply_to"]) for turn in decoded] == [
+        (source_id, session, attachments or [], reply_to) for source_id, session, attachments, reply_to in rows]
+
+
+def payload_of(columns: TurnColumns, length: int) -> list:
+    return unpack(encode_turns("c", columns, length)["turns"])
+
+
+def test_a_column_no_turn_uses_is_one_nil_and_repeated_sessions_are_a_table():
+    plain = TurnColumns(["a", "b", "a"], [None] * 3, ["D1:1", "D1:2", "D1:3"], [0, 2, 4], [1, 1, 1], [None] * 3)
+    assert payload_of(plain, 5)[7:] == [None] * 5
+    assert payload_of(TurnColumns(*[getattr(plain, name) for name in ("speakers", "ts", "source_ids", "offsets",
+                                                                      "lengths", "extras")],
+                                  [None] * 3, [[]] * 3, [None] * 3), 5)[7:] == [None] * 5
+    sessions = TurnColumns(["a", "b", "a"], [None] * 3, ["D1:1", "D1:2", "D2:1"], [0, 2, 4], [1, 1, 1],
+                           [None] * 3, ["1", "1", "2"], None, ["elsewhere", "D1:1", "D1:1"])
+    assert payload_of(sessions, 5)[8:] == [["1", "2"], [0, 0, 1], None, ["elsewhere", 1, 2]]
+
+
+def test_a_version_3_payload_of_eight_columns_reads_without_the_generic_fields():
+    """memctl migrate reads format-3 records with this decoder before it writes them again."""
+    columns = TurnColumns(["a"], ["2023-05-08"], ["D1:1"], [0], [1], [{"blip_caption": "a cat"}])
+    record = encode_turns("c", columns, 1)
+    old = zstandard.ZstdCompressor().compress(pack(unpack(record["turns"])[:8]))
+    [decoded] = decode_turns("raw_x", {**record, "turns": old})
+    assert (decoded["extra"], decoded["session"], decoded["attachments"], decoded["reply_to"]) == (
+        {"blip_caption": "a cat"}, None, [], None)
+
+
+@pytest.mark.parametrize("field, bad", [("sessions", [3]), ("reply_to", [7])])
+def test_a_session_or_reply_that_is_not_a_str_is_refused(field, bad):
+    columns = TurnColumns(["a"], [None], ["x"], [0], [1], [None], **{field: bad})
+    with pytest.raises(EngineError, match="must be a str or None"):
+        encode_turns("c", columns, 1)
 
 
 def test_the_same_chunk_again_adds_no_turns_and_no_references(store):
@@ -243,7 +302,8 @@ def test_a_batch_encoded_time_column_gives_the_same_record():
     times = ["2023-05-08T13:56:00", "2023-05-08T13:57:00", None]
     columns = TurnColumns(["a", "b", "a"], times, ["D1:1", "D1:2", "D1:3"], [0, 2, 4], [1, 1, 1], [None] * 3)
     given_codes = TurnColumns(*[getattr(columns, name) for name in ("speakers", "ts", "source_ids", "offsets",
-                                                                     "lengths", "extras")], encode_ts_column(times))
+                                                                     "lengths", "extras")],
+                                encoded_ts=encode_ts_column(times))
     assert encode_turns("c", given_codes, 5) == encode_turns("c", columns, 5)
 
 
@@ -302,9 +362,10 @@ def test_verify_reports_spans_outside_the_chunk_or_inside_a_character(store):
     raw_id = put_chunk(raw).raw_id
     record = store.get(RAW_TURNS_TABLE, raw_id)
 
-    def with_rows(rows):
-        """A payload of three turns holding `rows` [speaker, ts, prefixes, prefix, number, gap, length, extra]."""
-        columns = [[row[index] for row in rows] for index in range(8)]
+    def with_rows(rows, generic=(None, None, None, None)):
+        """A payload of three turns holding `rows` [speaker, ts, prefixes, prefix, number, gap, length, extra] and
+        the columns [sessions, session, attachments, reply_to] as given."""
+        columns = [[row[index] for row in rows] for index in range(8)] + list(generic)
         columns[2] = rows[0][2]
         return {**record, "turns": zstandard.ZstdCompressor().compress(pack(columns))}
 
@@ -313,13 +374,26 @@ def test_verify_reports_spans_outside_the_chunk_or_inside_a_character(store):
     cut = CHUNK.index("你".encode()) + 1
     tamper(store, RAW_TURNS_TABLE, raw_id, with_rows([[0, None, ["x"], 0, None, cut, 2, None]] * 3))
     assert reasons(store) == [(f"raw.turns/{raw_id}", f"turn {raw_id}:0 does not span whole UTF-8 characters")]
-    expected = "malformed turn row 0 (expected the columns speaker/ts/prefixes/prefix/number/gap/length/extra)"
+    expected = ("malformed turn row 0 (expected the columns speaker/ts/prefixes/prefix/number/gap/length/extra/"
+                "sessions/session/attachments/reply_to)")
     for malformed in ([[-1, None, ["x"], 0, None, 0, 1, None]] * 3, [[0, None, ["x"], 0, None, 0, -1, None]] * 3,
                       [[0, None, [7], 0, None, 0, 1, None]] * 3, [[0, None, ["x"], 1, None, 0, 1, None]] * 3,
                       [[0, None, ["x"], 0, -5, 0, 1, None]] * 3, [[0, None, ["x"], 0, "1", 0, 1, None]] * 3,
                       [[0, None, ["x"], 0, None, 0, 1, ["not", "a", "map"]]] * 3):
         tamper(store, RAW_TURNS_TABLE, raw_id, with_rows(malformed))
         assert reasons(store) == [(f"raw.turns/{raw_id}", expected)]
+    good = [[0, None, ["x"], 0, None, 0, 1, None]] * 3
+    for generic, row in (((["1"], [0, 0, 5], None, None), 0), ((["1"], [0, -1, 0], None, None), 0),
+                         (([7], [0, 0, 0], None, None), 0), ((None, None, [None, [], None], None), 1),
+                         ((None, None, [None, [{"caption": "no kind"}], None], None), 1),
+                         ((None, None, [[{"kind": "image", "caption": 3}], None, None], None), 0),
+                         ((None, None, None, [1, None, None]), 0), ((None, None, None, [None, 2, None]), 1),
+                         ((None, None, None, [None, None, b"id"]), 2), ((None, None, None, [None, None]), 0)):
+        tamper(store, RAW_TURNS_TABLE, raw_id, with_rows(good, generic))
+        assert reasons(store) == [(f"raw.turns/{raw_id}", expected.replace("row 0", f"row {row}"))], generic
+    tamper(store, RAW_TURNS_TABLE, raw_id, with_rows(good, (["1", None], [0, 1, 0], [[{"kind": "file"}], None, None],
+                                                             [None, 1, "elsewhere"])))
+    assert reasons(store) == []
     tamper(store, RAW_TURNS_TABLE, raw_id, {**record, "turns": zstandard.ZstdCompressor().compress(pack([[0], []]))})
     assert reasons(store) == [(f"raw.turns/{raw_id}", expected)]
     with pytest.raises(CorruptionError, match="malformed turn row 0"):

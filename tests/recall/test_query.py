@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from engine.text.tokenizer import Tokenizer
 from memctl.recall.query import QueryTokenizer, build, pattern_tokens, strip_question_words
 
@@ -33,8 +35,36 @@ def test_question_words_go_by_surface_form():
     assert strip_question_words("Would you?") != ""  # never empties a query: "you" is kept
 
 
+@pytest.mark.parametrize("question, kept", [
+    ("How many times did Ann say she went to the beach?", ["times", "Ann", "she", "went", "to", "the", "beach?"]),
+    ("According to Ben, what sort of things does Biscuit probably enjoy?", ["to", "Ben,", "of", "Biscuit", "enjoy?"]),
+    ("What did Tim mention about his trip in May?", ["Tim", "about", "his", "trip", "in", "May?"]),  # May: a month
+])
+def test_english_question_phrasing_goes_and_the_content_stays(question, kept):
+    assert strip_question_words(question).split() == kept
+
+
+@pytest.mark.parametrize("question, stripped", [
+    ("我上次提到的蓝牙耳机是什么牌子？", "我上次 的蓝牙耳机是 牌子？"),
+    ("小王是否去过杭州？", "小王 去过杭州？"),
+    ("我的猫怎么样了", "我的猫 了"),  # the longer word first: no 样 left behind
+    ("他几乎每天都去哪怕下雨", "他几乎每天都去哪怕下雨"),  # single characters are never matched inside words
+    ("什么？", "什么？"),  # nothing else: kept
+])
+def test_chinese_question_phrasing_goes_by_substring(question, stripped):
+    assert strip_question_words(question) == stripped
+
+
+def test_every_question_word_class_is_lowercase_and_chinese_words_are_longer_than_one_character():
+    from memctl.language import question_words
+
+    assert all(word == word.lower() and word.isalpha() for word in question_words.ENGLISH)
+    assert all(len(word) > 1 for word in question_words.CHINESE)
+    assert "may" not in question_words.ENGLISH and "like" not in question_words.ENGLISH
+
+
 def test_clauses_only_for_multi_sentence_queries():
-    assert build("我爸爸今年多大了？另外，我住的小区叫什么？", NOW).clauses == ["我爸爸今年多大了", "另外，我住的小区叫什么"]
+    assert build("我爸爸今年多大了？另外，我住的小区叫什么？", NOW).clauses == ["我爸爸今年多大了", "另外，我住的小区叫"]
     assert build("What did Ann adopt?", NOW).clauses == []
 
 

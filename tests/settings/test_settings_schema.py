@@ -85,7 +85,7 @@ def test_name_lists_resolve_to_the_model_and_the_query_patterns():
 def test_field_weights_name_exactly_the_node_index_fields():
     from memctl.node_documents import episode_fields, node_document
 
-    turn = {"speaker": "Ann", "ts": "2024-05-08T13:56:00", "extra": {"blip_caption": "a photo of a cat"}}
+    turn = {"speaker": "Ann", "ts": "2024-05-08T13:56:00", "attachments": [{"kind": "image", "caption": "a cat"}]}
     props = {"title": "t", "text": "x", "keywords": ["k"], "entities": ["e"]}
     document = node_document("key", "Episode", props, episode_fields(turn, "words", "en", "the reply"))
     assert tuple(document["fields"]) == TEXT_FIELDS.allowed()
