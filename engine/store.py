@@ -315,8 +315,10 @@ class Store:
         is made durable by the flush it calls for instead (_commit_by_flush). Returns its sequence number.
 
         owned=True: the caller hands `runs` over and never touches them again, and its values hold only what
-        msgpack gives back (dict, list, str, bytes, numbers, bool, None, no tuples), so they are applied as they
-        are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical values)."""
+        msgpack gives back (dict with str keys, list, str, bytes, numbers, bool, None, no tuples), so they are
+        applied as they are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical
+        values). Other batches are decoded before anything is written: a value the reader would refuse (a map
+        key that is not str, an ext type) is an InputError, and the store is left unchanged."""
         self._check_writable()
         sequence = self.sequence + 1
         _validate_runs(runs)
@@ -325,10 +327,12 @@ class Store:
         except (TypeError, ValueError, OverflowError) as error:
             raise InputError(f"a record value cannot be stored: {error}") from None
         size = sum(map(len, pieces))
-        if self.memtable_bytes + size >= self.flush_bytes:
-            return self._commit_by_flush(sequence, runs if owned else _runs(unpack(b"".join(pieces))[1]), size,
-                                         packed_values)
         payload = b"".join(pieces)
+        if not owned:
+            # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
+            runs = _runs(_read_back(payload)[1])
+        if self.memtable_bytes + size >= self.flush_bytes:
+            return self._commit_by_flush(sequence, runs, size, packed_values)
         try:
             self._wal_writer.append(payload)
         except BaseException as error:
@@ -340,8 +344,7 @@ class Store:
             raise
         self.sequence = sequence
         fs.failpoint("commit.after_append.before_apply")
-        # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
-        self._apply(runs if owned else _runs(unpack(payload)[1]), size, packed_values)
+        self._apply(runs, size, packed_values)
         return sequence
 
     def _commit_by_flush(self, sequence: int, runs: list, size: int, packed_values: list) -> int:
@@ -692,6 +695,14 @@ def _runs(operations: list) -> list:
         run = list(run)
         runs.append([code, name, list(map(_KEY, run)), list(map(_VALUE, run)) if code == OP_PUT else None])
     return runs
+
+
+def _read_back(payload: bytes):
+    """The batch `payload` as a reader will decode it; InputError when the reader would refuse it."""
+    try:
+        return unpack(payload)
+    except CorruptionError as error:
+        raise InputError(f"a record value cannot be stored: {error.reason}") from None
 
 
 def _pack_runs(sequence: int, count: int, runs: list) -> tuple[list, list]:

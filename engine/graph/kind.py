@@ -19,6 +19,8 @@ one dense base holding only live edges, plus the ids of deleted nodes so that th
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from engine.arrays import sorted_unique
@@ -38,6 +40,7 @@ from engine.graph.view import GraphView
 from engine.records import TOMBSTONE
 
 KIND_NAME = "graph"
+_DEAD_KEY = re.compile("[ne]:[0-9a-f]{16}")  # engine.graph.keys.dead_key
 SEGMENT_LABEL = "csr"
 _RECORDS_PATH = "<graph records>"
 
@@ -209,11 +212,10 @@ def records_to_arrays(node_rows: dict, edge_rows: dict, dead_rows: dict):
     for key, value in dead_rows.items():
         if value is TOMBSTONE:
             continue
-        prefix, _, hex_id = key.partition(":")
-        try:
-            (dead_nodes if prefix == "n" else dropped).add(int(hex_id, 16))
-        except ValueError:
-            raise CorruptionError(_RECORDS_PATH, None, f"graph.dead key {key!r} is not n:<hex> or e:<hex>") from None
+        if not _DEAD_KEY.fullmatch(key):
+            raise CorruptionError(_RECORDS_PATH, None, f"graph.dead key {key!r} is not n: or e: and 16 lowercase hex "
+                                                       "digits")
+        (dead_nodes if key[0] == "n" else dropped).add(int(key[2:], 16))
     try:
         node_list = [(value["id"], value["type"], key) for key, value in node_rows.items()
                      if value is not TOMBSTONE and not value.get("deleted") and value["id"] not in dead_nodes]
