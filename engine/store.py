@@ -13,7 +13,7 @@ directory again, so a writer can flush, compact and delete while it reads its sn
 Derived kinds (text postings, graph CSR) own record tables: an owner, a kind's unnamed instance "<kind>" or a
 named one "<kind>:<instance>", owns the tables `<owner>.*` and the segments whose MANIFEST entries name it;
 `engine.kinds` maps an owner to its kind class. Records stay the source of truth; an owner's segments are
-indexes built from them.
+indexes built from them, and `rebuild` makes every one of them again from the records alone.
 """
 
 from __future__ import annotations
@@ -66,10 +66,16 @@ def _refuse_writes_after_failure(method):
         try:
             return method(self, *arguments)
         except BaseException as error:
-            if self._failure is None and self.writable and self._wal_writer is not None:
+            if self._failure is None and self.writable and self._writer_lock is not None \
+                    and not isinstance(error, _Refused):
                 self._failure = error
             raise
     return guarded
+
+
+class _Refused(EngineError):
+    """A write this handle does not make in its state (it holds staged changes): nothing was attempted, so the
+    handle stays usable."""
 
 
 class Batch:
@@ -151,6 +157,7 @@ class Store:
         self._writer_lock: WriterLock | None = None
         self._kind_views: dict = {}
         self._failure: BaseException | None = None
+        self._staged = False  # stage() applied changes that only rebuild() makes durable
 
     # --- opening -----------------------------------------------------------------------------------------
 
@@ -303,6 +310,11 @@ class Store:
         return Batch(self, owned)
 
     def _check_writable(self) -> None:
+        self._check_open()
+        if self._staged:
+            raise _Refused("staged changes are published by rebuild() alone")
+
+    def _check_open(self) -> None:
         if not self.writable:
             raise EngineError("store was opened read-only")
         if self._failure is not None:
@@ -362,6 +374,22 @@ class Store:
             self._failure = error
             raise
         return sequence
+
+    def stage(self, runs: list, retired_counters=()) -> None:
+        """Apply operations (runs, as Batch keeps them) and drop the counters `retired_counters` in this handle's
+        memory only, logging nothing: they become durable with the next rebuild(), in the MANIFEST it publishes,
+        and a crash before it leaves no trace of them. A migration stages its steps this way (a reader's handle
+        too, for a dry run); commit, flush and compact refuse while changes are staged, since they would make
+        part of them durable."""
+        _validate_runs(runs)
+        try:
+            pieces, packed_values = _pack_runs(self.sequence, sum(len(run[2]) for run in runs), runs)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise InputError(f"a record value cannot be stored: {error}") from None
+        self._apply(runs, sum(map(len, pieces)), packed_values)
+        for name in retired_counters:
+            self.counters.pop(name, None)
+        self._staged = True
 
     def fail(self, error: BaseException) -> None:
         """Refuse every further write: a sync failed somewhere (fsyncgate), and only a reopen, which recovers
@@ -605,6 +633,48 @@ class Store:
         self.generation += 1
         self._remove_obsolete_files()
 
+    @_refuse_writes_after_failure
+    def rebuild(self) -> None:
+        """Replace every segment with one records segment of the live records (unflushed and staged ones
+        included) and, for each derived kind instance they hold records of, segments built from those records
+        alone, then start a new WAL. No derived segment is read: damaged ones, or ones of an older format,
+        leave no trace.
+
+        Published like a compaction (MANIFEST.spec §7): a crash before the MANIFEST naming the new segments is
+        current leaves the store as it was (the WAL is not touched before); after it, every batch is in those
+        segments, and the old WAL, which only repeats them, is replaced by a new one in a second MANIFEST."""
+        self._check_open()
+        fs.failpoint("rebuild.start")
+        entries = []
+        writer = self._segment_writer(KIND_RECORDS)
+        if merge_records(writer, self.records, self.tables, self.packed_values):
+            entry = writer.finish()
+            entry["owner"] = KIND_RECORDS
+            entries.append(entry)
+        else:
+            writer.abort()
+        for owner, rows in self._rows_by_owner().items():
+            entries += self._write_derived(owner, functools.partial(kinds.open_kind(self, owner).rebuild, rows))
+        fs.failpoint("rebuild.after_segments")
+        self._publish(entries, rotate_wal=False)
+        self.tables = {}
+        self.packed_values = {}
+        self.memtable_bytes = 0
+        self._staged = False
+        self._publish(self.manifest.segments, rotate_wal=True)
+
+    def _rows_by_owner(self) -> dict:
+        """{owner: {table: {key: value}}}: the live records of every derived kind instance's tables."""
+        tables = set(self.tables).union(*(segment.tables for segment in self.records))
+        found: dict = {}
+        for table in sorted(tables):
+            owner = kinds.owner_of(table)
+            if kinds.is_registered(owner):
+                rows = dict(self.scan(table))
+                if rows:
+                    found.setdefault(owner, {})[table] = rows
+        return found
+
     def _remove_obsolete_files(self) -> None:
         """Delete files no MANIFEST names (old WALs, replaced segments, temp files, old MANIFESTs).
         Skipped while a reader is opening the store; the next writer does it then. The directories are not
@@ -646,7 +716,7 @@ class Store:
     def close(self) -> None:
         """A writer leaving more than `close_flush_bytes` unflushed flushes first: every later process opening
         the store would otherwise replay that WAL tail (memctl runs one process per command)."""
-        if (self._wal_writer is not None and self._failure is None and self.tables
+        if (self._wal_writer is not None and self._failure is None and self.tables and not self._staged
                 and self.memtable_bytes > self.close_flush_bytes):
             self.flush()
         if self._wal_writer is not None:

@@ -14,7 +14,8 @@ A flush writes one `graph.csr` segment (sparse rows, both directions) holding th
 live edge versions and deletions, with the types it registered in its meta ("types": {"node:<Name>": id}),
 so that a query learns type names without reading (and checksumming) the records segments. A reader stacks the segments and an in-memory part built from its
 snapshot's unflushed records; later parts mask earlier ones (view.py). Compaction merges every part into
-one dense base holding only live edges, plus the ids of deleted nodes so that they stay deleted.
+one dense base holding only live edges, plus the ids of deleted nodes so that they stay deleted; a rebuild
+makes that base from the records alone.
 """
 
 from __future__ import annotations
@@ -73,6 +74,19 @@ class GraphKind:
         edges, nodes = merge_parts(parts, node_count, edge_count)
         types = segment_types(segments)
         if len(edges["id"]) or len(nodes["id"]) or types:
+            columns, meta = build_columns(edges, [], nodes, node_count, edge_count, dense=True)
+            _write(new_segment(SEGMENT_LABEL), columns, {**meta, "types": types})
+
+    def rebuild(self, rows: dict, new_segment) -> None:
+        """One dense segment of the live graph `rows` holds ({table: {key: value}}: every live graph record),
+        as a compaction would write it, built from the records alone (Store.rebuild): every node id a record
+        names with its state, every live edge between live nodes, and every type of the graph.type records."""
+        edges, _dropped, nodes = records_to_arrays(rows.get(GRAPH_NODE_TABLE, {}), rows.get(GRAPH_EDGE_TABLE, {}),
+                                                   rows.get(GRAPH_DEAD_TABLE, {}))
+        edges = _edges_between_live_nodes(edges, nodes)
+        types = _live_types(rows.get(GRAPH_TYPE_TABLE, {}))
+        if len(edges["id"]) or len(nodes["id"]) or types:
+            node_count, edge_count = _grow(self._bounds(), edges, [], nodes)
             columns, meta = build_columns(edges, [], nodes, node_count, edge_count, dense=True)
             _write(new_segment(SEGMENT_LABEL), columns, {**meta, "types": types})
 
@@ -197,6 +211,22 @@ def segment_types(segments: list) -> dict:
             raise CorruptionError(segment.path, None, "graph segment meta 'types' is not a map of names to ids")
         types.update(found)
     return types
+
+
+def _edges_between_live_nodes(edges: dict, nodes: dict) -> dict:
+    """The edges of `edges` (as records_to_arrays gives them) neither of whose ends `nodes` holds as deleted:
+    deleting a node deletes its edges in the same batch, so this drops nothing from a consistent store, but a
+    dense part must hold no edge of a deleted node whatever the records say."""
+    dead = nodes["id"][nodes["deleted"]]
+    keep = ~(np.isin(edges["source"], dead) | np.isin(edges["target"], dead))
+    if keep.all():
+        return edges
+    kept = {name: edges[name][keep] for name in ("id", "source", "target", "type", "weight", "time")}
+    custom = np.flatnonzero(np.isin(edges["custom_id"], kept["id"]))
+    kept["custom_id"] = edges["custom_id"][custom]
+    kept["custom_key_offsets"], kept["custom_keys"] = take_keys(edges["custom_key_offsets"], edges["custom_keys"],
+                                                                custom)
+    return kept
 
 
 def _live_types(rows: dict) -> dict:
