@@ -14,6 +14,9 @@ Derived kinds (text postings, graph CSR) own record tables: an owner, a kind's u
 named one "<kind>:<instance>", owns the tables `<owner>.*` and the segments whose MANIFEST entries name it;
 `engine.kinds` maps an owner to its kind class. Records stay the source of truth; an owner's segments are
 indexes built from them, and `rebuild` makes every one of them again from the records alone.
+
+A store of an older format (MANIFEST.spec §13) is refused, except by a handle opened with migrating=True:
+engine.migration stages its steps' changes on such a handle and publishes them with `rebuild`.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from engine.codec import unpack
 from engine.errors import CorruptionError, EngineError, InputError, StoreClosed
 from engine.format import (
     CURRENT_FILE,
+    OLDEST_MIGRATABLE_FORMAT_VERSION,
+    OLDEST_STORE_FORMAT_VERSION,
     INSTANCE_SEPARATOR,
     KIND_RECORDS,
     MANIFEST_PREFIX,
@@ -74,8 +79,8 @@ def _refuse_writes_after_failure(method):
 
 
 class _Refused(EngineError):
-    """A write this handle does not make in its state (it holds staged changes): nothing was attempted, so the
-    handle stays usable."""
+    """A write this handle does not make in its state (outdated, or holding staged changes): nothing was
+    attempted, so the handle stays usable."""
 
 
 class Batch:
@@ -138,9 +143,10 @@ class Batch:
 
 
 class Store:
-    def __init__(self, path: str, writable: bool):
+    def __init__(self, path: str, writable: bool, migrating: bool = False):
         self.path = os.path.abspath(path)
         self.writable = writable
+        self.migrating = migrating
         self.flush_bytes = DEFAULT_FLUSH_BYTES
         self.close_flush_bytes = CLOSE_FLUSH_BYTES
         self.manifest: Manifest | None = None
@@ -163,8 +169,11 @@ class Store:
 
     @classmethod
     def open(cls, path: str, writable: bool = True, wait: float = 0.0, holder: str = "memctl",
-             flush_bytes: int = DEFAULT_FLUSH_BYTES, close_flush_bytes: int = CLOSE_FLUSH_BYTES) -> "Store":
-        store = cls(path, writable)
+             flush_bytes: int = DEFAULT_FLUSH_BYTES, close_flush_bytes: int = CLOSE_FLUSH_BYTES,
+             migrating: bool = False) -> "Store":
+        """migrating=True also opens a store of a format from OLDEST_MIGRATABLE_FORMAT_VERSION on (its files are
+        read by the version-tolerant readers); while it is `outdated`, only stage() and rebuild() change it."""
+        store = cls(path, writable, migrating)
         store.flush_bytes = flush_bytes
         store.close_flush_bytes = close_flush_bytes
         if writable:
@@ -241,8 +250,14 @@ class Store:
         self.manifest = _initial_manifest()
         manifest_module.publish(self.path, self.manifest)
 
+    @property
+    def outdated(self) -> bool:
+        """The store is of a format older than this code writes (opened with migrating=True)."""
+        return self.manifest.version < OLDEST_STORE_FORMAT_VERSION
+
     def _load(self, name: str) -> None:
-        self.manifest = manifest_module.load(self.path, name)
+        oldest = OLDEST_MIGRATABLE_FORMAT_VERSION if self.migrating else OLDEST_STORE_FORMAT_VERSION
+        self.manifest = manifest_module.load(self.path, name, oldest)
         self.counters = dict(self.manifest.counters)
         self.sequence = self.manifest.last_sequence
         for entry in self.manifest.segments:
@@ -282,7 +297,11 @@ class Store:
             if scan.status == "torn_tail" and scan.number >= 0:
                 wal.truncate_torn_tail(scan)
             last_scan = scan
-        if last_scan is None or last_scan.number < 0:
+        if self.outdated:
+            # Never appended to (only a migration writes an outdated store, and it publishes a MANIFEST first);
+            # a WAL file of this format created here would make the store unreadable to the code that wrote it.
+            pass
+        elif last_scan is None or last_scan.number < 0:
             # No WAL yet, or a crash left only a partial header: start the log afresh under that number.
             number = numbers[-1] if numbers else self.manifest.wal_number
             self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number,
@@ -311,6 +330,8 @@ class Store:
 
     def _check_writable(self) -> None:
         self._check_open()
+        if self.outdated:
+            raise _Refused(f"the store is of format {self.manifest.version}: only `memctl migrate` writes it")
         if self._staged:
             raise _Refused("staged changes are published by rebuild() alone")
 
@@ -319,7 +340,7 @@ class Store:
             raise EngineError("store was opened read-only")
         if self._failure is not None:
             raise StoreClosed(f"store unusable after an I/O error ({self._failure}); reopen it to recover")
-        if self._wal_writer is None:
+        if self._writer_lock is None:
             raise StoreClosed("store is closed")
 
     def commit(self, runs: list, owned: bool = False) -> int:
@@ -619,7 +640,8 @@ class Store:
             raise
         fs.failpoint("compact.after_manifest.before_unlink")
         if new_wal is not None:
-            self._wal_writer.close()
+            if self._wal_writer is not None:  # an outdated store's handle has none (_recover_wal)
+                self._wal_writer.close()
             self._wal_writer = new_wal
         self.manifest = manifest
         self.records = []
@@ -638,7 +660,7 @@ class Store:
         """Replace every segment with one records segment of the live records (unflushed and staged ones
         included) and, for each derived kind instance they hold records of, segments built from those records
         alone, then start a new WAL. No derived segment is read: damaged ones, or ones of an older format,
-        leave no trace.
+        leave no trace. The MANIFEST is of this format version, so an outdated store is current afterwards.
 
         Published like a compaction (MANIFEST.spec §7): a crash before the MANIFEST naming the new segments is
         current leaves the store as it was (the WAL is not touched before); after it, every batch is in those
@@ -717,7 +739,7 @@ class Store:
         """A writer leaving more than `close_flush_bytes` unflushed flushes first: every later process opening
         the store would otherwise replay that WAL tail (memctl runs one process per command)."""
         if (self._wal_writer is not None and self._failure is None and self.tables and not self._staged
-                and self.memtable_bytes > self.close_flush_bytes):
+                and not self.outdated and self.memtable_bytes > self.close_flush_bytes):
             self.flush()
         if self._wal_writer is not None:
             self._wal_writer.close()
