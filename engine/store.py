@@ -38,12 +38,12 @@ from engine.codec import unpack
 from engine.errors import CorruptionError, EngineError, InputError, StoreClosed
 from engine.format import (
     CURRENT_FILE,
-    OLDEST_MIGRATABLE_FORMAT_VERSION,
-    OLDEST_STORE_FORMAT_VERSION,
     INSTANCE_SEPARATOR,
     KIND_RECORDS,
     MANIFEST_PREFIX,
     NUMBER_DIGITS,
+    OLDEST_MIGRATABLE_FORMAT_VERSION,
+    OLDEST_STORE_FORMAT_VERSION,
     OP_COUNTER,
     OP_DELETE,
     OP_PUT,
@@ -297,18 +297,20 @@ class Store:
             if scan.status == "torn_tail" and scan.number >= 0:
                 wal.truncate_torn_tail(scan)
             last_scan = scan
-        if self.outdated:
-            # Never appended to (only a migration writes an outdated store, and it publishes a MANIFEST first);
-            # a WAL file of this format created here would make the store unreadable to the code that wrote it.
-            pass
-        elif last_scan is None or last_scan.number < 0:
+        # An outdated store's WAL is never appended to (a migration publishes a MANIFEST of its own first), and a
+        # WAL file of this format created here would make the store unreadable to the code that wrote it.
+        if not self.outdated:
+            self._continue_wal(numbers, last_scan)
+        fs.failpoint("recover.after_replay")
+
+    def _continue_wal(self, numbers: list, last_scan) -> None:
+        if last_scan is None or last_scan.number < 0:
             # No WAL yet, or a crash left only a partial header: start the log afresh under that number.
             number = numbers[-1] if numbers else self.manifest.wal_number
             self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number,
                                                     random.getrandbits(32))
         else:
             self._wal_writer = wal.WalWriter(last_scan.path, last_scan.number, last_scan.salt, last_scan.valid_end)
-        fs.failpoint("recover.after_replay")
 
     def _replay(self, scan) -> None:
         self.wal_scans.append(scan)
