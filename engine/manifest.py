@@ -67,15 +67,17 @@ def encode(manifest: Manifest) -> bytes:
     return _header.pack(MANIFEST_MAGIC, FORMAT_VERSION, len(body), crc32(body), 0) + body
 
 
-def decode(data: bytes, path: str) -> Manifest:
+def decode(data: bytes, path: str, oldest: int = OLDEST_STORE_FORMAT_VERSION) -> Manifest:
+    """The MANIFEST in `data`; a format version below `oldest` (OLDEST_MIGRATABLE_FORMAT_VERSION for a
+    migration, which reads the stores it upgrades) or above FORMAT_VERSION is refused."""
     if len(data) < MANIFEST_HEADER_SIZE:
         raise CorruptionError(path, 0, f"MANIFEST of {len(data)} bytes is shorter than its header")
     magic, version, length, body_crc, _reserved = _header.unpack_from(data)
     if magic != MANIFEST_MAGIC:
         raise CorruptionError(path, 0, "not a memctl MANIFEST (bad magic)")
-    if not OLDEST_STORE_FORMAT_VERSION <= version <= FORMAT_VERSION:
+    if not oldest <= version <= FORMAT_VERSION:
         advice = None
-        if OLDEST_MIGRATABLE_FORMAT_VERSION <= version < OLDEST_STORE_FORMAT_VERSION:
+        if OLDEST_MIGRATABLE_FORMAT_VERSION <= version < oldest:
             advice = (f"the store predates format {OLDEST_STORE_FORMAT_VERSION}: run `memctl migrate` to upgrade it "
                       "in place")
         raise UnsupportedVersion(path, version, FORMAT_VERSION, advice)
@@ -126,14 +128,14 @@ def read_current(directory: str) -> str | None:
     return text.strip()
 
 
-def load(directory: str, name: str) -> Manifest:
+def load(directory: str, name: str, oldest: int = OLDEST_STORE_FORMAT_VERSION) -> Manifest:
     path = os.path.join(directory, name)
     try:
         with open(path, "rb") as handle:
             data = handle.read(MANIFEST_HEADER_SIZE + MANIFEST_MAX_BODY_BYTES + 1)
     except FileNotFoundError:
         raise CorruptionError(path, None, "CURRENT names a MANIFEST that does not exist") from None
-    manifest = decode(data, path)
+    manifest = decode(data, path, oldest)
     if manifest_name(manifest.number) != name:
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, f"MANIFEST number {manifest.number} does not match its name")
     return manifest

@@ -141,11 +141,14 @@ def write_records(writer: SegmentWriter, tables: dict, packed: dict | None = Non
     columns.write(writer)
 
 
-def merge_records(writer: SegmentWriter, segments: list) -> int:
-    """Compaction: the live records of `segments` (oldest first) as one segment, without decoding a value.
-    Newer segments shadow older ones; tombstones and what they hide are dropped. Returns the row count."""
+def merge_records(writer: SegmentWriter, segments: list, tables: dict | None = None, packed: dict | None = None) -> int:
+    """Compaction: the live records of `segments` (oldest first) and of the memtable `tables` (newer than every
+    segment; `packed` as write_records takes it) as one segment, decoding no stored value. Newer versions
+    shadow older ones; tombstones and what they hide are dropped. Returns the row count."""
     columns = _Columns()
-    sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments))]
+    sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments), start=1)]
+    if tables:
+        sources.append(_memtable_rows(tables, packed or {}))
     previous = None
     table, composites, packed_values = None, [], []
     for composite, _rank, packed_value in heapq.merge(*sources):
@@ -166,6 +169,18 @@ def merge_records(writer: SegmentWriter, segments: list) -> int:
     if len(columns):
         columns.write(writer)
     return len(columns)
+
+
+def _memtable_rows(tables: dict, packed: dict):
+    """(composite key, rank 0, msgpack bytes or None for a tombstone) of every memtable row, in key order."""
+    rows = []
+    for table, values in tables.items():
+        packed_rows = packed.get(table, {})
+        for key, value in values.items():
+            rows.append((composite_key(table, key), 0,
+                         None if value is TOMBSTONE else packed_rows.get(key) or pack(value)))
+    rows.sort()
+    return iter(rows)
 
 
 class RecordsSegment:

@@ -80,6 +80,8 @@ class SegmentWriter:
         if array.dtype.hasobject or array.dtype.fields is not None:
             raise TypeError(f"column {name!r} must hold plain numbers or bytes (one column per field), "
                             f"not {array.dtype}")
+        if array.dtype.str.startswith(">"):  # big-endian (native on such a host): columns are little-endian
+            array = array.astype(array.dtype.newbyteorder("<"))
         padding = -self._size % SEGMENT_COLUMN_ALIGNMENT
         if padding:
             self._write(bytes(padding))

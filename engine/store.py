@@ -13,7 +13,10 @@ directory again, so a writer can flush, compact and delete while it reads its sn
 Derived kinds (text postings, graph CSR) own record tables: an owner, a kind's unnamed instance "<kind>" or a
 named one "<kind>:<instance>", owns the tables `<owner>.*` and the segments whose MANIFEST entries name it;
 `engine.kinds` maps an owner to its kind class. Records stay the source of truth; an owner's segments are
-indexes built from them.
+indexes built from them, and `rebuild` makes every one of them again from the records alone.
+
+A store of an older format (MANIFEST.spec §13) is refused, except by a handle opened with migrating=True:
+engine.migration stages its steps' changes on such a handle and publishes them with `rebuild`.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from engine.format import (
     KIND_RECORDS,
     MANIFEST_PREFIX,
     NUMBER_DIGITS,
+    OLDEST_MIGRATABLE_FORMAT_VERSION,
+    OLDEST_STORE_FORMAT_VERSION,
     OP_COUNTER,
     OP_DELETE,
     OP_PUT,
@@ -66,10 +71,16 @@ def _refuse_writes_after_failure(method):
         try:
             return method(self, *arguments)
         except BaseException as error:
-            if self._failure is None and self.writable and self._wal_writer is not None:
+            if self._failure is None and self.writable and self._writer_lock is not None \
+                    and not isinstance(error, _Refused):
                 self._failure = error
             raise
     return guarded
+
+
+class _Refused(EngineError):
+    """A write this handle does not make in its state (outdated, or holding staged changes): nothing was
+    attempted, so the handle stays usable."""
 
 
 class Batch:
@@ -132,9 +143,10 @@ class Batch:
 
 
 class Store:
-    def __init__(self, path: str, writable: bool):
+    def __init__(self, path: str, writable: bool, migrating: bool = False):
         self.path = os.path.abspath(path)
         self.writable = writable
+        self.migrating = migrating
         self.flush_bytes = DEFAULT_FLUSH_BYTES
         self.close_flush_bytes = CLOSE_FLUSH_BYTES
         self.manifest: Manifest | None = None
@@ -151,13 +163,17 @@ class Store:
         self._writer_lock: WriterLock | None = None
         self._kind_views: dict = {}
         self._failure: BaseException | None = None
+        self._staged = False  # stage() applied changes that only rebuild() makes durable
 
     # --- opening -----------------------------------------------------------------------------------------
 
     @classmethod
     def open(cls, path: str, writable: bool = True, wait: float = 0.0, holder: str = "memctl",
-             flush_bytes: int = DEFAULT_FLUSH_BYTES, close_flush_bytes: int = CLOSE_FLUSH_BYTES) -> "Store":
-        store = cls(path, writable)
+             flush_bytes: int = DEFAULT_FLUSH_BYTES, close_flush_bytes: int = CLOSE_FLUSH_BYTES,
+             migrating: bool = False) -> "Store":
+        """migrating=True also opens a store of a format from OLDEST_MIGRATABLE_FORMAT_VERSION on (its files are
+        read by the version-tolerant readers); while it is `outdated`, only stage() and rebuild() change it."""
+        store = cls(path, writable, migrating)
         store.flush_bytes = flush_bytes
         store.close_flush_bytes = close_flush_bytes
         if writable:
@@ -234,8 +250,14 @@ class Store:
         self.manifest = _initial_manifest()
         manifest_module.publish(self.path, self.manifest)
 
+    @property
+    def outdated(self) -> bool:
+        """The store is of a format older than this code writes (opened with migrating=True)."""
+        return self.manifest.version < OLDEST_STORE_FORMAT_VERSION
+
     def _load(self, name: str) -> None:
-        self.manifest = manifest_module.load(self.path, name)
+        oldest = OLDEST_MIGRATABLE_FORMAT_VERSION if self.migrating else OLDEST_STORE_FORMAT_VERSION
+        self.manifest = manifest_module.load(self.path, name, oldest)
         self.counters = dict(self.manifest.counters)
         self.sequence = self.manifest.last_sequence
         for entry in self.manifest.segments:
@@ -275,6 +297,13 @@ class Store:
             if scan.status == "torn_tail" and scan.number >= 0:
                 wal.truncate_torn_tail(scan)
             last_scan = scan
+        # An outdated store's WAL is never appended to (a migration publishes a MANIFEST of its own first), and a
+        # WAL file of this format created here would make the store unreadable to the code that wrote it.
+        if not self.outdated:
+            self._continue_wal(numbers, last_scan)
+        fs.failpoint("recover.after_replay")
+
+    def _continue_wal(self, numbers: list, last_scan) -> None:
         if last_scan is None or last_scan.number < 0:
             # No WAL yet, or a crash left only a partial header: start the log afresh under that number.
             number = numbers[-1] if numbers else self.manifest.wal_number
@@ -282,7 +311,6 @@ class Store:
                                                     random.getrandbits(32))
         else:
             self._wal_writer = wal.WalWriter(last_scan.path, last_scan.number, last_scan.salt, last_scan.valid_end)
-        fs.failpoint("recover.after_replay")
 
     def _replay(self, scan) -> None:
         self.wal_scans.append(scan)
@@ -303,11 +331,18 @@ class Store:
         return Batch(self, owned)
 
     def _check_writable(self) -> None:
+        self._check_open()
+        if self.outdated:
+            raise _Refused(f"the store is of format {self.manifest.version}: only `memctl migrate` writes it")
+        if self._staged:
+            raise _Refused("staged changes are published by rebuild() alone")
+
+    def _check_open(self) -> None:
         if not self.writable:
             raise EngineError("store was opened read-only")
         if self._failure is not None:
             raise StoreClosed(f"store unusable after an I/O error ({self._failure}); reopen it to recover")
-        if self._wal_writer is None:
+        if self._writer_lock is None:
             raise StoreClosed("store is closed")
 
     def commit(self, runs: list, owned: bool = False) -> int:
@@ -315,8 +350,10 @@ class Store:
         is made durable by the flush it calls for instead (_commit_by_flush). Returns its sequence number.
 
         owned=True: the caller hands `runs` over and never touches them again, and its values hold only what
-        msgpack gives back (dict, list, str, bytes, numbers, bool, None, no tuples), so they are applied as they
-        are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical values)."""
+        msgpack gives back (dict with str keys, list, str, bytes, numbers, bool, None, no tuples), so they are
+        applied as they are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical
+        values). Other batches are decoded before anything is written: a value the reader would refuse (a map
+        key that is not str, an ext type) is an InputError, and the store is left unchanged."""
         self._check_writable()
         sequence = self.sequence + 1
         _validate_runs(runs)
@@ -325,10 +362,12 @@ class Store:
         except (TypeError, ValueError, OverflowError) as error:
             raise InputError(f"a record value cannot be stored: {error}") from None
         size = sum(map(len, pieces))
-        if self.memtable_bytes + size >= self.flush_bytes:
-            return self._commit_by_flush(sequence, runs if owned else _runs(unpack(b"".join(pieces))[1]), size,
-                                         packed_values)
         payload = b"".join(pieces)
+        if not owned:
+            # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
+            runs = _runs(_read_back(payload)[1])
+        if self.memtable_bytes + size >= self.flush_bytes:
+            return self._commit_by_flush(sequence, runs, size, packed_values)
         try:
             self._wal_writer.append(payload)
         except BaseException as error:
@@ -340,8 +379,7 @@ class Store:
             raise
         self.sequence = sequence
         fs.failpoint("commit.after_append.before_apply")
-        # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
-        self._apply(runs if owned else _runs(unpack(payload)[1]), size, packed_values)
+        self._apply(runs, size, packed_values)
         return sequence
 
     def _commit_by_flush(self, sequence: int, runs: list, size: int, packed_values: list) -> int:
@@ -359,6 +397,22 @@ class Store:
             self._failure = error
             raise
         return sequence
+
+    def stage(self, runs: list, retired_counters=()) -> None:
+        """Apply operations (runs, as Batch keeps them) and drop the counters `retired_counters` in this handle's
+        memory only, logging nothing: they become durable with the next rebuild(), in the MANIFEST it publishes,
+        and a crash before it leaves no trace of them. A migration stages its steps this way (a reader's handle
+        too, for a dry run); commit, flush and compact refuse while changes are staged, since they would make
+        part of them durable."""
+        _validate_runs(runs)
+        try:
+            pieces, packed_values = _pack_runs(self.sequence, sum(len(run[2]) for run in runs), runs)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise InputError(f"a record value cannot be stored: {error}") from None
+        self._apply(runs, sum(map(len, pieces)), packed_values)
+        for name in retired_counters:
+            self.counters.pop(name, None)
+        self._staged = True
 
     def fail(self, error: BaseException) -> None:
         """Refuse every further write: a sync failed somewhere (fsyncgate), and only a reopen, which recovers
@@ -588,7 +642,8 @@ class Store:
             raise
         fs.failpoint("compact.after_manifest.before_unlink")
         if new_wal is not None:
-            self._wal_writer.close()
+            if self._wal_writer is not None:  # an outdated store's handle has none (_recover_wal)
+                self._wal_writer.close()
             self._wal_writer = new_wal
         self.manifest = manifest
         self.records = []
@@ -601,6 +656,48 @@ class Store:
                 self.kind_segments.setdefault(entry["owner"], []).append(segment)
         self.generation += 1
         self._remove_obsolete_files()
+
+    @_refuse_writes_after_failure
+    def rebuild(self) -> None:
+        """Replace every segment with one records segment of the live records (unflushed and staged ones
+        included) and, for each derived kind instance they hold records of, segments built from those records
+        alone, then start a new WAL. No derived segment is read: damaged ones, or ones of an older format,
+        leave no trace. The MANIFEST is of this format version, so an outdated store is current afterwards.
+
+        Published like a compaction (MANIFEST.spec §7): a crash before the MANIFEST naming the new segments is
+        current leaves the store as it was (the WAL is not touched before); after it, every batch is in those
+        segments, and the old WAL, which only repeats them, is replaced by a new one in a second MANIFEST."""
+        self._check_open()
+        fs.failpoint("rebuild.start")
+        entries = []
+        writer = self._segment_writer(KIND_RECORDS)
+        if merge_records(writer, self.records, self.tables, self.packed_values):
+            entry = writer.finish()
+            entry["owner"] = KIND_RECORDS
+            entries.append(entry)
+        else:
+            writer.abort()
+        for owner, rows in self._rows_by_owner().items():
+            entries += self._write_derived(owner, functools.partial(kinds.open_kind(self, owner).rebuild, rows))
+        fs.failpoint("rebuild.after_segments")
+        self._publish(entries, rotate_wal=False)
+        self.tables = {}
+        self.packed_values = {}
+        self.memtable_bytes = 0
+        self._staged = False
+        self._publish(self.manifest.segments, rotate_wal=True)
+
+    def _rows_by_owner(self) -> dict:
+        """{owner: {table: {key: value}}}: the live records of every derived kind instance's tables."""
+        tables = set(self.tables).union(*(segment.tables for segment in self.records))
+        found: dict = {}
+        for table in sorted(tables):
+            owner = kinds.owner_of(table)
+            if kinds.is_registered(owner):
+                rows = dict(self.scan(table))
+                if rows:
+                    found.setdefault(owner, {})[table] = rows
+        return found
 
     def _remove_obsolete_files(self) -> None:
         """Delete files no MANIFEST names (old WALs, replaced segments, temp files, old MANIFESTs).
@@ -643,8 +740,8 @@ class Store:
     def close(self) -> None:
         """A writer leaving more than `close_flush_bytes` unflushed flushes first: every later process opening
         the store would otherwise replay that WAL tail (memctl runs one process per command)."""
-        if (self._wal_writer is not None and self._failure is None and self.tables
-                and self.memtable_bytes > self.close_flush_bytes):
+        if (self._wal_writer is not None and self._failure is None and self.tables and not self._staged
+                and not self.outdated and self.memtable_bytes > self.close_flush_bytes):
             self.flush()
         if self._wal_writer is not None:
             self._wal_writer.close()
@@ -692,6 +789,14 @@ def _runs(operations: list) -> list:
         run = list(run)
         runs.append([code, name, list(map(_KEY, run)), list(map(_VALUE, run)) if code == OP_PUT else None])
     return runs
+
+
+def _read_back(payload: bytes):
+    """The batch `payload` as a reader will decode it; InputError when the reader would refuse it."""
+    try:
+        return unpack(payload)
+    except CorruptionError as error:
+        raise InputError(f"a record value cannot be stored: {error.reason}") from None
 
 
 def _pack_runs(sequence: int, count: int, runs: list) -> tuple[list, list]:

@@ -171,6 +171,18 @@ class Memory:
 
         return check_store(tenant_dir(home, tenant)).as_dict()
 
+    @classmethod
+    def migrate(cls, home: str | None = None, tenant: str = "default", dry_run: bool = False, wait: float = 0.0,
+                holder: str = "memctl migrate") -> dict:
+        """Upgrade a tenant's store of an older format to the one this memctl writes, in place and atomically
+        (a crash leaves the old store or the new one; MANIFEST.spec §14); a store of this format is left as it
+        is. dry_run: report what would change and write nothing. Opens no Memory (this code refuses an older
+        store) and reads no settings: {"path", "from_version", "to_version", "dry_run", "migrated",
+        "wal_batches", "steps": [{"name", "to_version", "counts"}]}."""
+        from engine.migration import migrate_store
+
+        return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run)
+
     def compact(self) -> dict:
         """Flush unwritten records and merge every kind's segments into one, dropping deleted data."""
         before = self._segment_bytes()

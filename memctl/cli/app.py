@@ -23,7 +23,8 @@ INSPECT = "Inspect"
 
 
 class MemctlApp(MemctlGroup):
-    command_order = ("ingest", "index", "r2g", "recall", "search", "check", "compact", "stats", "graph", "raw", "config")
+    command_order = ("ingest", "index", "r2g", "recall", "search", "check", "compact", "migrate", "stats", "graph",
+                     "raw", "config")
 
 
 app = typer.Typer(
@@ -71,6 +72,7 @@ app.add_typer(recall_cmd.recall_app, name="recall", rich_help_panel=RECALL)
 app.command("search", rich_help_panel=RECALL)(search_cmd.search)
 app.command("check", rich_help_panel=MAINTAIN)(store_cmd.check)
 app.command("compact", rich_help_panel=MAINTAIN)(store_cmd.compact)
+app.command("migrate", rich_help_panel=MAINTAIN)(store_cmd.migrate)
 app.command("stats", rich_help_panel=INSPECT)(store_cmd.stats)
 app.add_typer(graph_cmd.graph_app, name="graph", rich_help_panel=INSPECT)
 

@@ -1,4 +1,4 @@
-"""Store maintenance commands: check (fsck), stats, compact."""
+"""Store maintenance commands: check (fsck), stats, compact, migrate."""
 
 import typer
 
@@ -87,3 +87,33 @@ def compact(context: typer.Context,
     else:
         console().print(f"compacted: {sizes['segment_bytes_before']:,} → {sizes['segment_bytes_after']:,} segment bytes")
 
+
+
+def migrate(context: typer.Context,
+            dry_run: bool = typer.Option(False, "--dry-run", help="Report what would change; write nothing."),
+            as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object.")) -> None:
+    """Upgrade the tenant's store from an older format in place, atomically: a crash leaves the old store or the
+    new one, and running it again finishes the job.
+
+    Takes the writer lock, folds in the unflushed log, applies the steps of every newer format and writes every
+    segment again (MANIFEST.spec, Migration). A store of this format is left as it is (exit 0); one of a format
+    too old to migrate is refused with the advice to re-create it (exit 3).
+
+    Example: memctl migrate --dry-run
+    """
+    from memctl.memory import Memory
+
+    chosen = options(context)
+    report = Memory.migrate(chosen.home, chosen.tenant, dry_run=dry_run, wait=chosen.wait)
+    if as_json:
+        print_json(report)
+        return
+    if not report["steps"] and report["from_version"] == report["to_version"]:
+        typer.echo(f"{report['path']}: already format {report['to_version']}, nothing to migrate")
+        return
+    done = "would migrate" if report["dry_run"] else "migrated"
+    typer.echo(f"{report['path']}: {done} from format {report['from_version']} to {report['to_version']}")
+    for step in report["steps"]:
+        counts = ", ".join(f"{name} {value:,}" for name, value in step["counts"].items())
+        typer.echo(f"  {step['name']}: {counts}")
+    typer.echo(f"  unflushed batches folded in: {report['wal_batches']:,}")

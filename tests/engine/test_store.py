@@ -265,7 +265,7 @@ def test_tables_with_shared_prefixes_stay_apart(store):
 
 def test_values_of_every_msgpack_type_survive_flush(store):
     values = {"none": None, "true": True, "int": -(2**63), "big": 2**64 - 1, "float": 1.5, "text": "é",
-              "bytes": b"\xff\x00", "list": [1, [2, [3]]], "map": {"k": {"nested": [None]}, 1: "int key"}}
+              "bytes": b"\xff\x00", "list": [1, [2, [3]]], "map": {"k": {"nested": [None]}, b"bin": "bin key"}}
     put(store, *values.items())
     store = reopen(store)
     store.flush()

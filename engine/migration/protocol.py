@@ -1,0 +1,36 @@
+"""migrate_store: upgrade one store in place, atomically (the protocol of engine/migration/__init__.py)."""
+
+from __future__ import annotations
+
+import os
+
+from engine import manifest as manifest_module
+from engine.errors import InputError
+from engine.format import FORMAT_VERSION
+from engine.migration.steps import pending_steps
+from engine.store import Store
+
+
+def migrate_store(path: str, wait: float = 0.0, holder: str = "memctl migrate", dry_run: bool = False) -> dict:
+    """Upgrade the store at `path` to FORMAT_VERSION; returns what was (or, with dry_run, would be) done:
+    {"path", "from_version", "to_version", "dry_run", "migrated", "wal_batches": unflushed batches folded in,
+    "steps": [{"name", "to_version", "counts"}]}. A store of this format is left alone ("migrated": False).
+    dry_run: the same report, from a reader's snapshot (no lock taken, nothing written)."""
+    path = os.path.abspath(path)
+    if manifest_module.read_current(path) is None:
+        raise InputError(f"no memctl store at {path}: nothing to migrate")
+    store = Store.open(path, writable=not dry_run, wait=wait, holder=holder, migrating=True)
+    try:
+        report = {"path": path, "from_version": store.manifest.version, "to_version": FORMAT_VERSION,
+                  "dry_run": dry_run, "migrated": False,
+                  "wal_batches": store.sequence - store.manifest.last_sequence, "steps": []}
+        for step in pending_steps(store.manifest.version):
+            changes = step.plan(store)
+            store.stage(changes.runs, changes.retired_counters)
+            report["steps"].append({"name": step.NAME, "to_version": step.TO_VERSION, "counts": changes.counts})
+        if store.manifest.version < FORMAT_VERSION and not dry_run:
+            store.rebuild()
+            report["migrated"] = True
+    finally:
+        store.close()
+    return report
