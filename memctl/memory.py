@@ -178,10 +178,13 @@ class Memory:
         (a crash leaves the old store or the new one; MANIFEST.spec §14); a store of this format is left as it
         is. dry_run: report what would change and write nothing. Opens no Memory (this code refuses an older
         store) and reads no settings: {"path", "from_version", "to_version", "dry_run", "migrated",
-        "wal_batches", "steps": [{"name", "to_version", "counts"}]}."""
+        "wal_batches", "steps": [{"name", "to_version", "counts"}]}. The ingest adapters say what a version-3
+        turn's input keys mean (memctl.ingest.format3), which the engine's turn_fields step cannot know."""
         from engine.migration import migrate_store
+        from memctl.ingest.format3 import migration_hooks
 
-        return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run)
+        return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
+                             hooks=migration_hooks())
 
     def compact(self) -> dict:
         """Flush unwritten records and merge every kind's segments into one, dropping deleted data."""

@@ -10,7 +10,8 @@ store (and the migration can run again); after it, the migrated one.
 
 Steps (steps.py lists them in the order they run). A step is a module of this package named after what it
 changes, with NAME, TO_VERSION (the format that introduced the change: the step runs on stores older than
-it) and plan(store), which reads the store as the steps before it left it and returns a steps.Changes. Only
+it) and plan(store, hooks), which reads the store as the steps before it left it and returns a steps.Changes
+(hooks: what the caller knows of the layer above the engine, by name; see protocol.migrate_store). Only
 a change of meaning needs a step (a record moved to another table, a field that means something else); a
 change of layout (how a segment or a record is encoded) needs none, since every record is read by the
 version-tolerant readers and every segment is written again by today's writers. A later format adds its steps

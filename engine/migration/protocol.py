@@ -11,11 +11,14 @@ from engine.migration.steps import pending_steps
 from engine.store import Store
 
 
-def migrate_store(path: str, wait: float = 0.0, holder: str = "memctl migrate", dry_run: bool = False) -> dict:
+def migrate_store(path: str, wait: float = 0.0, holder: str = "memctl migrate", dry_run: bool = False,
+                  hooks: dict | None = None) -> dict:
     """Upgrade the store at `path` to FORMAT_VERSION; returns what was (or, with dry_run, would be) done:
     {"path", "from_version", "to_version", "dry_run", "migrated", "wal_batches": unflushed batches folded in,
     "steps": [{"name", "to_version", "counts"}]}. A store of this format is left alone ("migrated": False).
-    dry_run: the same report, from a reader's snapshot (no lock taken, nothing written)."""
+    dry_run: the same report, from a reader's snapshot (no lock taken, nothing written). hooks: what steps need
+    to know of the layer above the engine, by name (turn_fields.HOOK: how a turn's input format maps onto the
+    generic turn fields); a step without its hook does without (see each step's docstring)."""
     path = os.path.abspath(path)
     if manifest_module.read_current(path) is None:
         raise InputError(f"no memctl store at {path}: nothing to migrate")
@@ -25,7 +28,7 @@ def migrate_store(path: str, wait: float = 0.0, holder: str = "memctl migrate", 
                   "dry_run": dry_run, "migrated": False,
                   "wal_batches": store.sequence - store.manifest.last_sequence, "steps": []}
         for step in pending_steps(store.manifest.version):
-            changes = step.plan(store)
+            changes = step.plan(store, hooks or {})
             store.stage(changes.runs, changes.retired_counters)
             report["steps"].append({"name": step.NAME, "to_version": step.TO_VERSION, "counts": changes.counts})
         if store.manifest.version < FORMAT_VERSION and not dry_run:

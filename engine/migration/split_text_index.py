@@ -30,7 +30,7 @@ DOCUMENTS = "text:documents"
 _OLD = text_tables("text")
 
 
-def plan(store) -> Changes:
+def plan(store, hooks: dict) -> Changes:
     documents = list(store.scan(_OLD.documents))
     is_node = [record is not None for record in store.get_many(GRAPH_NODE_TABLE, [key for key, _ in documents])]
     batch = store.batch()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-# Module names in this package. Format 3 → 4: split_text_index.
-STEPS = ("split_text_index",)
+# Module names in this package. Format 3 → 4: split_text_index, turn_fields.
+STEPS = ("split_text_index", "turn_fields")
 
 
 @dataclass

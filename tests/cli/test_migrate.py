@@ -55,7 +55,10 @@ def test_a_dry_run_reports_the_steps_and_writes_nothing(cli, old_store):
     assert report == {"path": old_store, "from_version": 3, "to_version": FORMAT_VERSION, "dry_run": True,
                       "migrated": False, "wal_batches": 5,
                       "steps": [{"name": "split_text_index", "to_version": 4,
-                                 "counts": {"node_documents": 48, "documents": 2, "retired_docnos_dropped": 2}}]}
+                                 "counts": {"node_documents": 48, "documents": 2, "retired_docnos_dropped": 2}},
+                                {"name": "turn_fields", "to_version": 4,
+                                 "counts": {"chunks": 2, "turns": 14, "sessions": 8, "attachments": 1,
+                                            "replies": 0}}]}
     assert data_files(old_store) == before and WRITER_LOCK_FILE not in os.listdir(old_store)
     text = cli("migrate", "--dry-run").stdout
     assert "would migrate from format 3 to 4" in text and "node_documents 48, documents 2" in text
@@ -146,3 +149,22 @@ def test_a_busy_store_is_left_alone(cli, old_store):
         assert data_files(old_store) == before
     finally:
         lock.release()
+
+
+def test_turns_get_the_generic_fields_their_adapter_writes_today(cli, old_store):
+    """The fixture's MemDaily excerpt (dia_ids D1:n, a caption in extra) and its JSONL notes (ids dana-00n): the
+    first gets sessions and an image attachment out of its extra, the second nothing, as ingest writes today."""
+    assert cli("migrate").exit_code == 0
+    from engine.raw import RawStore
+    from engine.store import Store
+
+    with Store.open(old_store, writable=False) as store:
+        raw = RawStore(store)
+        turns = [turn for chunk in raw.turn_chunks() for turn in raw.chunk_turns(chunk)]
+    by_id = {turn["source_id"]: turn for turn in turns}
+    assert {turn["session"] for id_, turn in by_id.items() if id_.startswith("D1:")} == {"1"}
+    assert by_id["D1:7"]["attachments"] == [{"kind": "image", "caption": "一只刚洗完澡的柯基犬趴在浴巾上"}]
+    assert "blip_caption" not in by_id["D1:7"]["extra"] and by_id["D1:7"]["extra"] == {"place": "浙江杭州"}
+    dana = [turn for id_, turn in by_id.items() if id_.startswith("dana-")]
+    assert dana and all(turn["session"] is None and not turn["attachments"] and turn["reply_to"] is None
+                        for turn in dana)

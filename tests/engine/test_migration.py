@@ -13,7 +13,7 @@ from engine.errors import EngineError
 from engine.format import FORMAT_VERSION
 from engine.graph.api import GraphStore
 from engine.migration import migrate_store
-from engine.migration import split_text_index
+from engine.migration import split_text_index, turn_fields
 from engine.migration.steps import STEPS, pending_steps
 from engine.store import Store
 from engine.text import stored
@@ -47,8 +47,9 @@ def search(store, owner: str, query: str = "memory note fact") -> list:
 
 
 def test_the_steps_run_in_order_on_the_stores_that_predate_them():
-    assert STEPS == ("split_text_index",)
-    assert pending_steps(2) == pending_steps(3) == [split_text_index] and pending_steps(FORMAT_VERSION) == []
+    assert STEPS == ("split_text_index", "turn_fields")
+    assert pending_steps(2) == pending_steps(3) == [split_text_index, turn_fields]
+    assert pending_steps(FORMAT_VERSION) == []
 
 
 def test_the_step_names_the_indexes_memctl_reads():
@@ -150,3 +151,59 @@ def test_a_crash_before_the_manifest_leaves_the_old_store(tmp_path):
     assert {name: found[name] for name in old} == old  # nothing the old code reads has changed
     assert not [name for name in found.keys() - old.keys() if name.startswith("wal" + os.sep)]
     assert migrate_store(path)["migrated"] and check_store(path).problems == []
+
+
+def _format_3_turns(store, raw_id: str, turns: list) -> None:
+    """A raw.turns record as format 3 wrote it: today's encoding cut to its first 8 columns."""
+    from engine.blob_files import compress_all
+    from engine.codec import pack, unpack
+    from engine.format import RAW_TURNS_TABLE
+    from engine.raw.turn_columns import TurnColumns, encode_turns
+
+    record = encode_turns("conversation", TurnColumns.from_dicts(turns), 1000)
+    record["turns"] = compress_all([pack(unpack(record["turns"])[:8])])[0]
+    with store.batch() as batch:
+        batch.put(RAW_TURNS_TABLE, raw_id, {**record, "seq": 0})
+
+
+TURNS = [{"speaker": "Ann", "ts": "2024-05-01T10:00:00", "source_id": "x:1", "offset": 0, "length": 5,
+          "extra": {"caption": "a cat", "keep": 1}},
+         {"speaker": "Bo", "ts": None, "source_id": "x:2", "offset": 6, "length": 4, "extra": None}]
+
+
+def _mapping(source_id: str, extra: dict) -> dict:
+    extra = dict(extra)
+    caption = extra.pop("caption", None)
+    return {"session": "s" + source_id[-1], "attachments": ({"kind": "image", "caption": caption},) if caption else (),
+            "reply_to": "x:1" if source_id == "x:2" else None, "extra": extra}
+
+
+@pytest.mark.parametrize("hooks, expected", [
+    ({}, [(None, [], None, {"caption": "a cat", "keep": 1}), (None, [], None, {})]),
+    ({turn_fields.HOOK: _mapping}, [("s1", [{"kind": "image", "caption": "a cat"}], None, {"keep": 1}),
+                                    ("s2", [], "x:1", {})]),
+])
+def test_turn_fields_rewrites_version_3_turns_with_what_the_hook_says(tmp_path, hooks, expected):
+    from engine.raw.turn_columns import decode_turns
+
+    with Store.open(str(tmp_path / "store")) as store:
+        _format_3_turns(store, "raw_0", TURNS)
+        changes = turn_fields.plan(store, hooks)
+        store.stage(changes.runs, changes.retired_counters)
+        turns = decode_turns("raw_0", store.get("raw.turns", "raw_0"))
+    assert [(turn["session"], turn["attachments"], turn["reply_to"], turn["extra"]) for turn in turns] == expected
+    assert [(turn["speaker"], turn["ts"], turn["source_id"], turn["raw_ref"]["offset"], turn["raw_ref"]["length"])
+            for turn in turns] == [("Ann", "2024-05-01T10:00:00", "x:1", 0, 5), ("Bo", None, "x:2", 6, 4)]
+    assert changes.counts["chunks"] == 1 and changes.counts["turns"] == 2
+
+
+def test_turn_fields_leaves_records_of_today_alone(tmp_path):
+    from engine.blob_files import compress_all
+    from engine.raw.turn_columns import TurnColumns, encode_turns
+
+    with Store.open(str(tmp_path / "store")) as store:
+        record = encode_turns("conversation", TurnColumns.from_dicts(TURNS), 1000)
+        record["turns"] = compress_all([record["turns"]])[0]
+        with store.batch() as batch:
+            batch.put("raw.turns", "raw_0", {**record, "seq": 0})
+        assert turn_fields.plan(store, {turn_fields.HOOK: _mapping}).counts["chunks"] == 0

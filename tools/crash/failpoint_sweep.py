@@ -65,13 +65,11 @@ def grepped_patterns() -> dict:
 
 def discover(seed: int, scratch: str) -> dict:
     """{workload: Counter of the passes through each failpoint}, from running each workload in-process."""
-    from engine.migration import migrate_store
-
     store = os.path.join(scratch, "discover")
     migrated = os.path.join(scratch, "discover-migration")
     migration.copy_fixture(migrated)
     return {"store": _counted(lambda: crashchild.run(store, seed, 1, BATCHES, lambda line: None)),
-            "migration": _counted(lambda: migrate_store(migrated))}
+            "migration": _counted(lambda: migration.migrate(migrated))}
 
 
 def _counted(workload) -> collections.Counter:
@@ -145,7 +143,6 @@ def run_migration_child(home: str, failpoint: str, spawn: bool) -> bool:
         returncode, errors = child.returncode, child.stderr
     else:
         from engine import fs
-        from engine.migration import migrate_store
 
         pid = os.fork()
         if pid == 0:  # never returns into the parent's stack
@@ -154,7 +151,7 @@ def run_migration_child(home: str, failpoint: str, spawn: bool) -> bool:
                 name, _, hit = failpoint.partition(":")
                 fs.disarm_all()
                 fs.arm(name, int(hit or 1))
-                migrate_store(store)
+                migration.migrate(store)
             except BaseException:  # noqa: BLE001  the exit status tells the parent
                 status = 1
             os._exit(status)
@@ -168,8 +165,6 @@ def run_migration_child(home: str, failpoint: str, spawn: bool) -> bool:
 
 def migration_case(scratch: str, failpoint: str, spawn: bool) -> str:
     """Kill a migration of the fixture, verify, kill the next one, verify, finish it; '' or why it failed."""
-    from engine.migration import migrate_store
-
     home = os.path.join(scratch, "migration-" + failpoint.replace(":", "-"))
     store = os.path.join(home, "tenants", "default")
     migration.copy_fixture(store)
@@ -182,11 +177,11 @@ def migration_case(scratch: str, failpoint: str, spawn: bool) -> str:
             problems = migration.outcome_problems(store)
             if problems:
                 return f"after kill {round_number}: {'; '.join(problems[:5])}"
-        migrate_store(store)
+        migration.migrate(store)
         problems = migration.migrated_problems(store)
         if problems:
             return f"after the last migration: {'; '.join(problems[:5])}"
-        if migrate_store(store)["migrated"]:
+        if migration.migrate(store)["migrated"]:
             return "a migration of the migrated store migrated it again"
         return ""
     except Exception as error:  # reported with its case by the caller

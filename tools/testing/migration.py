@@ -90,15 +90,21 @@ def content(path: str) -> dict:
         return {"records": records, "counters": dict(store.counters), "search": search, "neighbors": neighbors}
 
 
+def migrate(path: str) -> dict:
+    """engine.migration.migrate_store of the store at `path` with the hooks `memctl migrate` hands it."""
+    from engine.migration import migrate_store
+    from memctl.ingest.format3 import migration_hooks
+
+    return migrate_store(path, hooks=migration_hooks())
+
+
 @lru_cache(maxsize=1)
 def reference_content() -> dict:
     """`content` of the fixture after an uninterrupted migration."""
-    from engine.migration import migrate_store
-
     with tempfile.TemporaryDirectory(prefix="memctl-migrated-") as scratch:
         path = os.path.join(scratch, "store")
         copy_fixture(path)
-        migrate_store(path)
+        migrate(path)
         return content(path)
 
 
