@@ -65,17 +65,23 @@ def read_batch(path: str, base: dict) -> list:
 
 
 def _read_text(path: str) -> tuple[str, str]:
-    import sys
-
     if path == "-":
-        return "<stdin>", sys.stdin.read()
+        from memctl.standard_input import binary_stdin
+
+        name, data = "<stdin>", binary_stdin().read()
+    else:
+        name = path
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            raise InputError("no such file", path) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a JSONL file", path) from None
     try:
-        with open(path, encoding="utf-8") as handle:
-            return path, handle.read()
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
+        return name, data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 (byte offset {error.start})", path) from None
+        raise InputError(f"not UTF-8 (byte offset {error.start})", name) from None
 
 
 def _line_object(line: str, where: str) -> dict:
