@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
+from engine.errors import InputError
 from engine.store import Store
 from memctl.cli.app import app
-from memctl.paths import tenant_dir
+from memctl.paths import check_tenant, tenant_dir
 
 
 def _populate(home, tenant="default"):
@@ -55,6 +56,22 @@ def test_bad_tenant_names_are_refused(cli, isolated_home, tenant):
     result = cli("--tenant", tenant, "stats")
     assert result.exit_code == 2
     assert "tenant name" in result.stderr
+    assert not os.path.exists(isolated_home)
+
+
+CONTROL_CHARACTERS = [chr(code) for code in range(0x20)] + ["\x7f"]
+
+
+@pytest.mark.parametrize("character", CONTROL_CHARACTERS, ids=lambda character: f"U+{ord(character):04X}")
+def test_a_control_character_anywhere_in_a_tenant_name_is_refused(character):
+    for name in (f"abc{character}", f"{character}abc", f"a{character}c"):
+        with pytest.raises(InputError, match="tenant name"):
+            check_tenant(name)
+
+
+def test_a_tenant_name_with_a_trailing_newline_creates_nothing(cli, isolated_home):
+    result = cli("--tenant", "abc\n", "ingest", "--text", "hello")
+    assert result.exit_code == 2 and "tenant name 'abc\\n' is not allowed" in result.stderr
     assert not os.path.exists(isolated_home)
 
 
