@@ -44,12 +44,15 @@ class Report:
 
 
 def check_store(path: str) -> Report:
+    """The report of the store at `path`; NoStore when none was ever created there."""
     report = Report(os.path.abspath(path))
     try:
         name = manifest_module.read_current(report.path)
         if name is None:
-            report.problem("CURRENT", None, "no CURRENT file: not a memctl store, or CURRENT was lost")
-            return report
+            from engine.store import Store
+
+            Store.open(report.path, writable=False, must_exist=True).close()  # NoStore, or CURRENT was lost
+            name = manifest_module.read_current(report.path)  # a writer created the store meanwhile
         manifest = manifest_module.load(report.path, name)
     except CorruptionError as error:
         report.problem(_relative(report.path, error.path), error.offset, error.reason)

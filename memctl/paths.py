@@ -32,3 +32,14 @@ def check_tenant(tenant: str) -> str:
 
 def tenant_dir(home: str | None, tenant: str) -> str:
     return os.path.join(resolve_home(home), "tenants", check_tenant(tenant))
+
+
+def check_creatable(directory: str) -> None:
+    """A store can be created at `directory` unless the path runs through a file (`--home /etc/passwd`); that
+    is a usage mistake (InputError), not an I/O error half-way through creating directories."""
+    ancestor = os.path.abspath(directory)
+    while not os.path.exists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise InputError(f"cannot create a store at {directory}: {ancestor} is a file, not a directory",
+                         where="--home")
