@@ -227,6 +227,27 @@ class Searcher:
                 for index, documents, scores in candidates]
         return self._hits(candidates, terms, decoded, top)
 
+    def matched_fields(self, docno: int, terms) -> dict:
+        """{term: [field names]} of `terms` held by the live document `docno` (a Hit's docno and terms): which
+        field of a result matched, to show it; only the posting blocks that can hold the document are read."""
+        for part in self._parts:
+            segment = part.segment
+            local = np.flatnonzero(segment.docnos == docno)
+            if local.size == 0 or not part.live[local[0]]:
+                continue
+            found = {}
+            for term in terms:
+                ordinal = segment.dictionary.ordinal(term)
+                if ordinal < 0:
+                    continue
+                documents, fields, _frequencies = segment.postings.entries(ordinal, local)
+                names = [segment.fields[field] if segment.fields else "" for field in
+                         sorted(set(fields[documents == local[0]].tolist()))]
+                if names:
+                    found[term] = names
+            return found
+        return {}
+
     def _allowed(self, part: _Part, types, since, until, tags):
         """Live documents passing the filters: a boolean mask, or None when no filter is set."""
         if types is None and since is None and until is None and not tags:

@@ -42,10 +42,14 @@ def _types(values, where) -> tuple | None:
         return None
     if isinstance(values, str):
         values = [values]
+    from memctl.model import NodeType
+    from memctl.recall.pipeline import RAW_PASSAGE
+
     names = [name.strip() for value in values for name in str(value).split(",") if name.strip()]
-    bad = [name for name in names if not name.replace("_", "").isalnum()]
+    known = [node_type.value for node_type in NodeType] + [RAW_PASSAGE]
+    bad = [name for name in names if name not in known]
     if bad:
-        raise InputError(f"--types wants node type names, not {bad[0]!r}", where)
+        raise InputError(f"--types: {bad[0]!r} is not a node type (known: {', '.join(known)})", where)
     return tuple(dict.fromkeys(names)) or None
 
 

@@ -130,7 +130,7 @@ class Recaller:
         trace = Trace()
         run = _Run(self, request, trace)
         results = run.execute()
-        return {"query": request.q, "results": results, "trace": trace.as_dict(),
+        return {"query": request.q, "results": results, "packing": run.packing, "trace": trace.as_dict(),
                 "keywords": run.query.as_dict()}
 
     def extract(self, request: Request) -> dict:
@@ -200,6 +200,7 @@ class _Run:
         self.candidates: dict = {}
         self.available = {"weight"}
         self.keyword_source = None  # "A" NodeIndex, "G" graph filter, "R" raw passages only
+        self.packing: dict = {}  # what budget packing did (memctl.recall.pack.pack's facts)
 
     def execute(self) -> list:
         request, settings = self.request, self.settings
@@ -292,7 +293,7 @@ class _Run:
         for seed in seeds:
             self.candidates[seed.key] = rank.Candidate(seed.key, seed.type, keyword=seed.score,
                                                        term_part=seed.score, timestamp=seed.timestamp,
-                                                       terms=seed.terms)
+                                                       terms=seed.terms, docno=seed.docno, fields=seed.fields)
         if not raw_hits:
             return
         from memctl.model import episode_id  # 5-10 ms of imports a query without raw hits does not pay
@@ -417,9 +418,9 @@ class _Run:
             budget = settings.budget_tokens if request.budget is None else (request.budget or None)
             from memctl.recall.pack import pack
 
-            cards, facts = pack(cards, budget)
+            cards, self.packing = pack(cards, budget)
             entry["candidates"] = len(cards)
-            entry["notes"] = facts
+            entry["notes"] = self.packing
         return cards
 
     def _inside_window(self, candidate) -> bool:
@@ -488,16 +489,16 @@ class _Run:
 
     def _path(self, candidate) -> list:
         """The k=1 evidence path: the seed that brought the node in and the edge between them, or for a seed
-        itself the query words it matched."""
+        itself what it matched (memctl.recall.matched)."""
         nodes = self.recaller.nodes
         own = {"id": candidate.key, "type": candidate.type, "title": _title(nodes, candidate)}
         if candidate.via is not None:
             parent, edge_type, kind = candidate.via
             return [{"id": parent, "type": nodes.type(parent), "title": nodes.props(parent).get("title")},
                     {"edge": edge_type, "kind": kind}, own]
-        if candidate.raw_hit is not None and candidate.type == RAW_PASSAGE:
-            return [{**own, "matched": candidate.raw_hit.terms}]
-        return [{**own, "matched": list(candidate.terms)}]
+        from memctl.recall.matched import describe
+
+        return [{**own, **describe(candidate, self.query.text, self.recaller.search())}]
 
 
 def _title(nodes, candidate) -> str | None:
