@@ -81,10 +81,17 @@ def print_json(value) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
 
 
+# Output read by a program or piped through grep is never cut into lines at the terminal width rich assumes (80).
+UNWRAPPED_WIDTH = 1 << 20
+
+
 def console():
+    """A rich console for stdout: wrapped to the terminal's width on a terminal, not wrapped when piped."""
     from rich.console import Console
 
-    return Console()
+    if sys.stdout is not None and sys.stdout.isatty():
+        return Console()
+    return Console(width=UNWRAPPED_WIDTH, soft_wrap=True)
 
 
 def one_query(positional: str | None, option: str | None) -> str:
