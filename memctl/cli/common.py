@@ -130,8 +130,18 @@ class MemctlGroup(TyperGroup):
         except BrokenPipeError:
             _quiet_closed_stdout()
         except OSError as error:
-            # Disk full, permission denied…: the store is left as the last acknowledged batch made it.
-            fail(f"{error.strerror or error} ({error.filename or 'I/O'})", EXIT_PROBLEMS)
+            fail(describe_os_error(error), EXIT_PROBLEMS)
+
+
+def describe_os_error(error: OSError) -> str:
+    """What failed, on which file, and why. A failed store write (engine.fs names its file and operation) leaves
+    the store as the last acknowledged batch made it, plus what `memctl check` reports as notes."""
+    reason = error.strerror or str(error)
+    operation = getattr(error, "operation", None)
+    if operation and error.filename:
+        return (f"cannot {operation} {error.filename}: {reason}; the batches acknowledged before are kept "
+                "(`memctl check` reports what this one left behind)")
+    return f"{error.filename}: {reason}" if error.filename else reason
 
 
 def _quiet_closed_stdout() -> None:
