@@ -86,6 +86,19 @@ def test_a_wal_cut_short_is_reported_by_check_with_counts(store, tmp_path):
                                                                   "wal_files 1, counters 0, raw_chunks 2)")
 
 
+def test_a_busy_writer_leaves_the_holder_note_alone(store):
+    home, directory = store
+    holder = WriterLock(directory)
+    holder.acquire(0, "memctl job consolidate")
+    try:
+        note = lock_note(directory)
+        busy = memctl(home, "ingest", "--text", "bob: a second batch", file_limit=0)
+        assert busy.returncode == 75 and f"held by pid {os.getpid()} (memctl job consolidate)" in busy.stderr
+        assert lock_note(directory) == note
+    finally:
+        holder.release()
+
+
 def test_a_lock_note_that_cannot_be_written_leaves_the_old_one(tmp_path, monkeypatch):
     path = tmp_path / "LOCK"
     path.write_bytes(b"pid 1 (memctl ingest)\n")
