@@ -17,39 +17,48 @@ RAW_TURN_FIELD = "turn"
 # A card lists the fields a turn's own words are in first, the summaries after.
 FIELD_ORDER = ("turn", "caption", "speaker", "date", "context", "title", "text", "keywords", "entities", "tags",
                "aliases")
+_FIELD_RANKS = {name: rank for rank, name in enumerate(FIELD_ORDER)}
 _CHUNK = re.compile(r"\S+")
 _EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
-def describe(candidate, query: str, search) -> dict:
-    """{"matched": the index terms (as stage A used them), "words": the query words they came from, in query
-    order, "fields": {field: [words]} (empty when unknown)} of a seed candidate; `search`: the NodeSearch, or
-    None."""
-    from memctl.recall.pipeline import RAW_PASSAGE
+class Matches:
+    """What the cards of one recall matched: built once for the candidates that become cards, so a NodeIndex
+    term's postings are read once for all of them."""
 
-    raw_hit = candidate.raw_hit
-    terms = list(raw_hit.terms if raw_hit is not None and candidate.type == RAW_PASSAGE else candidate.terms)
-    if candidate.fields is not None:
-        places = candidate.fields
-    elif candidate.docno is not None and search is not None:
-        places = search.searcher.matched_fields(candidate.docno, terms)
-    elif raw_hit is not None:
-        places = {term: [RAW_TURN_FIELD] for term in terms}
-    else:
-        places = {}
-    tokenizer = search.tokenizer.tokenizer if search is not None else _plain_tokenizer()
-    word_of = QueryWords(query, tokenizer)
-    fields: dict = {}
-    for term in terms:
-        for name in places.get(term, ()):
-            words = fields.setdefault(name, [])
-            if word_of(term) not in words:
-                words.append(word_of(term))
-    ordered = sorted(fields, key=lambda name: (FIELD_ORDER.index(name) if name in FIELD_ORDER else len(FIELD_ORDER),
-                                                name))
-    return {"matched": terms, "words": word_of.in_query_order(map(word_of, terms)),
-            "fields": {name: word_of.in_query_order(fields[name]) for name in ordered}}
+    def __init__(self, query: str, search, candidates: list):
+        """`search`: the NodeSearch, or None."""
+        self.words = QueryWords(query, search.tokenizer.tokenizer if search is not None else _plain_tokenizer())
+        indexed = [candidate for candidate in candidates if candidate.docno is not None and candidate.fields is None]
+        self._index_fields = search.searcher.matched_fields(
+            [candidate.docno for candidate in indexed],
+            sorted({term for candidate in indexed for term in candidate.terms})) if search and indexed else {}
+
+    def describe(self, candidate) -> dict:
+        """{"matched": the index terms (as stage A used them), "words": the query words they came from, in query
+        order, "fields": {field: [words]} (empty when unknown)} of a candidate found by stage A or the raw
+        fallback."""
+        from memctl.recall.pipeline import RAW_PASSAGE
+
+        raw_hit = candidate.raw_hit
+        terms = list(raw_hit.terms if raw_hit is not None and candidate.type == RAW_PASSAGE else candidate.terms)
+        if candidate.fields is not None:
+            places = candidate.fields
+        elif candidate.docno is not None:
+            places = self._index_fields.get(candidate.docno, {})
+        elif raw_hit is not None:
+            places = {term: [RAW_TURN_FIELD] for term in terms}
+        else:
+            places = {}
+        word_of = self.words
+        words = [word_of(term) for term in terms]
+        fields: dict = {}
+        for term, word in zip(terms, words):
+            for name in places.get(term, ()):
+                fields.setdefault(name, []).append(word)
+        return {"matched": terms, "words": word_of.in_query_order(words),
+                "fields": {name: word_of.in_query_order(fields[name]) for name in sorted(fields, key=_field_rank)}}
 
 
 class QueryWords:
@@ -58,9 +67,10 @@ class QueryWords:
     the query as it stands. A term no query word produced stays as it is."""
 
     def __init__(self, query: str, tokenizer):
-        self.query = query
         self.tokenizer = tokenizer
         self.words: dict = {}
+        self._folded = query.casefold()
+        self._places: dict = {}  # word → its sort key
         for match in _CHUNK.finditer(query):
             word = _EDGE_PUNCTUATION.sub("", match.group())
             for term in self._terms(word):
@@ -72,22 +82,29 @@ class QueryWords:
     def __call__(self, term: str) -> str:
         found = self.words.get(term)
         if found is None:  # a graph-filter word ("drivers") whose stem the query holds ("driver")
-            found = next((self.words[part] for part in self._terms(term) if part in self.words), term)
+            found = self.words[term] = next((self.words[part] for part in self._terms(term) if part in self.words),
+                                            term)
         return found
 
     def in_query_order(self, words) -> list:
         """`words` each once, in the order the query holds them (any it does not hold last); a CJK word inside
         another of them is left out (the index also holds the pieces of a long CJK word: 打不开, 不开)."""
-        folded = self.query.casefold()
-        words = list(dict.fromkeys(words))
-        words = [word for word in words if not (_CJK.search(word) and any(word != other and word in other
-                                                                          for other in words))]
+        unique = set(words)
+        if len(unique) > 1 and any(_CJK.search(word) for word in unique):
+            unique = {word for word in unique if not (_CJK.search(word) and any(word != other and word in other
+                                                                                for other in unique))}
+        return sorted(unique, key=self._place)
 
-        def place(word: str) -> tuple:
-            found = folded.find(word.casefold())
-            return (found if found >= 0 else len(folded), word)
+    def _place(self, word: str) -> tuple:
+        place = self._places.get(word)
+        if place is None:
+            found = self._folded.find(word.casefold())
+            place = self._places[word] = (found if found >= 0 else len(self._folded), word)
+        return place
 
-        return sorted(words, key=place)
+
+def _field_rank(name: str) -> tuple:
+    return (_FIELD_RANKS.get(name, len(FIELD_ORDER)), name)
 
 
 def _plain_tokenizer():

@@ -201,6 +201,7 @@ class _Run:
         self.available = {"weight"}
         self.keyword_source = None  # "A" NodeIndex, "G" graph filter, "R" raw passages only
         self.packing: dict = {}  # what budget packing did (memctl.recall.pack.pack's facts)
+        self.matches = None  # memctl.recall.matched.Matches of the cards, made by the pack stage
 
     def execute(self) -> list:
         request, settings = self.request, self.settings
@@ -414,6 +415,9 @@ class _Run:
             entry["top"] = [[candidate.key, round(candidate.final, 4)] for candidate in ranked[:3]]
             entry["notes"] = {"variant": name, "vector": "stage B (vector ANN) not built yet"}
         with self.trace.stage("pack") as entry:
+            from memctl.recall.matched import Matches
+
+            self.matches = Matches(self.query.text, search, ranked[: request.top])
             cards = [self._card(candidate) for candidate in ranked[: request.top]]
             budget = settings.budget_tokens if request.budget is None else (request.budget or None)
             from memctl.recall.pack import pack
@@ -496,9 +500,7 @@ class _Run:
             parent, edge_type, kind = candidate.via
             return [{"id": parent, "type": nodes.type(parent), "title": nodes.props(parent).get("title")},
                     {"edge": edge_type, "kind": kind}, own]
-        from memctl.recall.matched import describe
-
-        return [{**own, **describe(candidate, self.query.text, self.recaller.search())}]
+        return [{**own, **self.matches.describe(candidate)}]
 
 
 def _title(nodes, candidate) -> str | None:
