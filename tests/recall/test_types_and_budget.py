@@ -6,20 +6,10 @@ import json
 
 import pytest
 
-from recall_testkit import samples_store
+from recall_testkit import recall_command, samples_home  # noqa: F401 - fixtures
 
 KNOWN = "Episode, Fact, Preference, Concept, Entity, Task, Meta, RawPassage"
 QUERY = "Kyoto peanut allergy"
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return samples_store(tmp_path_factory)
-
-
-@pytest.fixture
-def recall(cli, home):
-    return lambda *arguments, input=None: cli("--home", str(home), "recall", *arguments, input=input)
 
 
 @pytest.mark.parametrize("types", [["--types", "Bogus"], ["--types", "Episode,episode"], ["--types", "Fact", "--types", "x"]])
