@@ -19,6 +19,8 @@ from engine.records import RecordsSegment
 from engine.segment import Segment
 
 _NUMBERED = re.compile(rf"^(\d{{{NUMBER_DIGITS},}})\.")
+# One note per orphan file, all with this message: `memctl check` prints them as one group.
+ORPHAN_NOTE = "named by no record (an ingest or deletion was interrupted); `memctl raw gc` removes such files"
 
 
 @dataclass
@@ -44,12 +46,15 @@ class Report:
 
 
 def check_store(path: str) -> Report:
+    """The report of the store at `path`; NoStore when none was ever created there."""
     report = Report(os.path.abspath(path))
     try:
         name = manifest_module.read_current(report.path)
         if name is None:
-            report.problem("CURRENT", None, "no CURRENT file: not a memctl store, or CURRENT was lost")
-            return report
+            from engine.store import Store
+
+            Store.open(report.path, writable=False, must_exist=True).close()  # NoStore, or CURRENT was lost
+            name = manifest_module.read_current(report.path)  # a writer created the store meanwhile
         manifest = manifest_module.load(report.path, name)
     except CorruptionError as error:
         report.problem(_relative(report.path, error.path), error.offset, error.reason)
@@ -140,12 +145,21 @@ def _check_wal(report: Report, manifest) -> None:
         if scan.status == "corruption":
             report.problem(relative, scan.problem_offset, scan.reason)
         elif scan.status == "torn_tail":
-            report.note(relative, f"torn tail at offset {scan.problem_offset} ({scan.reason}); the next writer drops it")
+            report.note(relative, _torn_tail_note(scan))
         if scan.number >= 0 and f"{scan.number:0{NUMBER_DIGITS}d}.log" != name:
             report.problem(relative, 12, f"header says WAL number {scan.number}")
     if live == 0:
         report.problem(WAL_DIR, None, f"the live WAL (number {manifest.wal_number}) is missing")
     report.checked["wal_files"] = live
+
+
+def _torn_tail_note(scan) -> str:
+    """How much an interrupted write left at the end of a WAL, which the next writer drops."""
+    cut = scan.file_size - scan.valid_end
+    if scan.number < 0:
+        return f"partial header ({cut:,} bytes) left by an interrupted creation; the next writer writes it again"
+    return (f"partial record at the end: {cut:,} bytes from offset {scan.valid_end:,} ({scan.reason}), left by an "
+            "interrupted write; the next writer drops them")
 
 
 def _check_counters(report: Report, manifest) -> None:
@@ -217,8 +231,7 @@ def _check_raw(report: Report) -> None:
         where = _relative(report.path, error.path) if os.path.isabs(error.path) else error.path
         report.problem(where, error.offset, error.reason)
     for relative in unnamed:
-        report.note(relative, "no record names this file (an ingest or deletion was interrupted); "
-                              "`memctl raw gc` removes it")
+        report.note(relative, ORPHAN_NOTE)
 
 
 def _list(directory: str) -> list[str]:

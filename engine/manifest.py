@@ -117,7 +117,7 @@ def read_current(directory: str) -> str | None:
     try:
         with open(path, "rb") as handle:
             raw = handle.read(256)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no store, or the path leads through a file
         return None
     try:
         text = raw.decode("ascii")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import mmap
 import os
+import re
 import struct
 
 import numpy as np
@@ -335,9 +336,17 @@ def _checksum_block(directory: dict, path: str) -> int | None:
     return block
 
 
+# A column's dtype as the writer records it (numpy's dtype.str): byte order, kind, item size, and a datetime's
+# unit. Anything else is refused before numpy parses it: numpy also reads deprecated aliases ('a' for 'S', with
+# a warning) and whole dtype expressions ("(2,)i4"), which no writer of ours produced.
+_DTYPE_TEXT = re.compile(r"[<>|][biufcmMOSUV]\d*(?:\[\w+\])?")
+
+
 def _column_entry(entry, path: str, size: int, block: int | None) -> tuple:
     try:
         name, dtype_text, shape, offset, length, crcs = entry
+        if type(dtype_text) is not str or not _DTYPE_TEXT.fullmatch(dtype_text):
+            raise ValueError(dtype_text)
         dtype = np.dtype(dtype_text)
         shape = tuple(int(extent) for extent in shape)
     except (TypeError, ValueError, KeyError, OverflowError):

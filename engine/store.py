@@ -35,7 +35,7 @@ import msgpack
 
 from engine import fs, kinds, manifest as manifest_module, wal
 from engine.codec import unpack
-from engine.errors import CorruptionError, EngineError, InputError, StoreClosed
+from engine.errors import CorruptionError, EngineError, InputError, NoStore, StoreClosed
 from engine.format import (
     CURRENT_FILE,
     INSTANCE_SEPARATOR,
@@ -170,16 +170,18 @@ class Store:
     @classmethod
     def open(cls, path: str, writable: bool = True, wait: float = 0.0, holder: str = "memctl",
              flush_bytes: int = DEFAULT_FLUSH_BYTES, close_flush_bytes: int = CLOSE_FLUSH_BYTES,
-             migrating: bool = False) -> "Store":
-        """migrating=True also opens a store of a format from OLDEST_MIGRATABLE_FORMAT_VERSION on (its files are
-        read by the version-tolerant readers); while it is `outdated`, only stage() and rebuild() change it."""
+             migrating: bool = False, must_exist: bool = False) -> "Store":
+        """A writer creates the store when there is none. A reader of a store never created sees it empty, or
+        with must_exist gets NoStore. migrating=True also opens a store of a format from
+        OLDEST_MIGRATABLE_FORMAT_VERSION on (its files are read by the version-tolerant readers); while it is
+        `outdated`, only stage() and rebuild() change it."""
         store = cls(path, writable, migrating)
         store.flush_bytes = flush_bytes
         store.close_flush_bytes = close_flush_bytes
         if writable:
             store._open_writer(wait, holder)
         else:
-            store._open_reader()
+            store._open_reader(must_exist)
         return store
 
     def _open_writer(self, wait: float, holder: str) -> None:
@@ -199,8 +201,10 @@ class Store:
             self.close()
             raise
 
-    def _open_reader(self) -> None:
+    def _open_reader(self, must_exist: bool) -> None:
         if not os.path.isdir(self.path):
+            if must_exist:
+                raise NoStore(self.path)
             self.manifest = Manifest(number=0)
             return
         gc_lock = GcLock(self.path)
@@ -209,6 +213,8 @@ class Store:
             name = manifest_module.read_current(self.path)
             if name is None:
                 self._refuse_if_not_empty()
+                if must_exist:
+                    raise NoStore(self.path)
                 self.manifest = Manifest(number=0)
                 return
             self._load(name)

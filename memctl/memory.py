@@ -5,7 +5,9 @@
         memory.r2g()
         memory.recall("Win11 蓝牙 打不开", budget=1500)
 
-Readers (writable=False) take no lock and see a snapshot; a writer holds the tenant's LOCK until close().
+Readers (writable=False) take no lock and see a snapshot of a store that exists (engine.errors.NoStore, exit 2
+on the command line, when none was created); a writer creates the store if need be and holds the tenant's
+LOCK until close().
 Capabilities apart from the memory lifecycle hang off three attributes: `memory.graph` (the graph, directly),
 `memory.documents` (plain documents and their keyword index) and `memory.raw` (the stored raw chunks).
 """
@@ -16,7 +18,7 @@ import os
 from contextlib import nullcontext
 from functools import cached_property
 
-from memctl.paths import CONFIG_FILE, tenant_dir
+from memctl.paths import CONFIG_FILE, check_creatable, tenant_dir
 from memctl.settings import Settings, load
 
 
@@ -35,13 +37,15 @@ class Memory:
         the writer lock) at its first use, so a command that checks its input first leaves no trace on bad
         input; a busy or damaged store is then reported at that first use."""
         directory = tenant_dir(home, tenant)
+        if writable:
+            check_creatable(directory)
         config = load(os.path.join(directory, CONFIG_FILE), config_file)
 
         def opener():
             from engine.store import Store
 
             return Store.open(directory, writable=writable, wait=wait, holder=holder,
-                              flush_bytes=config.get("engine.flush_bytes"))
+                              flush_bytes=config.get("engine.flush_bytes"), must_exist=not writable)
 
         memory = cls(None, directory, tenant, config, opener)
         if not lazy:

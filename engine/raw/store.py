@@ -81,8 +81,10 @@ class RawStore:
         record = self._record(raw_id)
         size = record["len_bytes"]
         if length is None:
+            if not 0 <= offset <= size:
+                raise InputError(f"offset {offset} is outside {raw_id} ({size:,} bytes)")
             length = size - offset
-        if offset < 0 or length < 0 or offset + length > size:
+        elif offset < 0 or length < 0 or offset + length > size:
             raise InputError(f"span offset {offset}, length {length} is outside {raw_id} ({size:,} bytes)")
         return self.read_verified(raw_id, record)[offset: offset + length]
 

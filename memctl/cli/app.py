@@ -57,7 +57,8 @@ def global_options(
     config: str = typer.Option(None, "--config", metavar="FILE",
                                help="YAML settings overriding the defaults and the tenant's memctl.yaml."),
     wait: float = typer.Option(0.0, "--wait", metavar="SECONDS",
-                               help="How long a writer waits for another writer's lock before exit 75."),
+                               help="How long a writer waits for another writer's lock before exit 75 (a "
+                                    "command reading input checks all of it first, then waits)."),
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                  help="Print the version and exit."),
 ) -> None:

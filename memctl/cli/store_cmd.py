@@ -6,11 +6,14 @@ from memctl.cli.common import EXIT_PROBLEMS, console, open_memory, options, prin
 
 
 def check(context: typer.Context,
-          as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object.")) -> None:
+          verbose: bool = typer.Option(False, "--verbose", "-v",
+                                       help="List every file of a note shared by many (orphan blobs…)."),
+          as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object (every note).")) -> None:
     """Verify every checksum, MANIFEST reference and id counter of the tenant's store.
 
-    Exit 0 when clean, 1 when problems were found. Takes no lock and reads no settings: safe while a writer
-    runs, and on a damaged store.
+    Exit 0 when clean, 1 when problems were found. Notes are leftovers of an interrupted command that the next
+    writer or `memctl raw gc` removes (a partial WAL record, orphan blobs); they do not make the exit code 1.
+    Takes no lock and reads no settings: safe while a writer runs, and on a damaged store.
 
     Example: memctl --tenant alice check --json
     """
@@ -21,21 +24,56 @@ def check(context: typer.Context,
     if as_json:
         print_json(report)
     else:
-        _print_report(report)
+        _print_report(report, verbose)
     if not report["clean"]:
         raise typer.Exit(EXIT_PROBLEMS)
 
 
-def _print_report(report: dict) -> None:
+NOTE_FILES_SHOWN = 5
+
+
+def _print_report(report: dict, verbose: bool) -> None:
+    from rich.markup import escape
+
     out = console()
     for problem in report["problems"]:
         where = problem["file"] if problem["offset"] is None else f"{problem['file']} at offset {problem['offset']}"
-        out.print(f"[red]problem[/red] {where}: {problem['message']}", highlight=False)
-    for note in report["notes"]:
-        out.print(f"[yellow]note[/yellow] {note['file']}: {note['message']}", highlight=False)
+        out.print(f"[red]problem[/red] {escape(where)}: {escape(problem['message'])}", highlight=False)
+    for message, files in _notes_by_message(report["notes"]).items():
+        if len(files) == 1:
+            out.print(f"[yellow]note[/yellow] {escape(files[0])}: {escape(message)}", highlight=False)
+            continue
+        out.print(f"[yellow]note[/yellow] {len(files):,} files {escape(message)}:", highlight=False)
+        shown = files if verbose else files[:NOTE_FILES_SHOWN]
+        for file in shown:
+            out.print(f"  {escape(file)}", highlight=False)
+        if len(shown) < len(files):
+            out.print(f"  … and {len(files) - len(shown):,} more (`memctl check --verbose` lists every one)",
+                      highlight=False)
+    out.print(f"{escape(report['path'])}: {_verdict(report)}", highlight=False)
+
+
+def _notes_by_message(notes: list) -> dict:
+    """{message: [file]}, in the order the messages first appear: one line for each of a thousand orphans would
+    bury everything else."""
+    grouped: dict = {}
+    for note in notes:
+        grouped.setdefault(note["message"], []).append(note["file"])
+    return grouped
+
+
+def _verdict(report: dict) -> str:
+    problems, notes = len(report["problems"]), len(report["notes"])
+    if problems:
+        verdict = _count(problems, "problem") + (f", {_count(notes, 'note')}" if notes else "")
+    else:
+        verdict = f"no problems, {_count(notes, 'note')}" if notes else "clean"
     checked = ", ".join(f"{name} {value}" for name, value in report["checked"].items())
-    verdict = "clean" if report["clean"] else f"{len(report['problems'])} problem(s)"
-    out.print(f"{report['path']}: {verdict} ({checked})", highlight=False)
+    return f"{verdict} ({checked})" if checked else verdict
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
 
 
 def stats(context: typer.Context,

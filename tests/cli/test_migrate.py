@@ -29,9 +29,10 @@ def old_store(isolated_home) -> str:
 
 def without_timings(value):
     """A recall answer but for what differs between runs (stage timings) or between the codes for other reasons
-    than the store: the rank stage's note on stage B, which issue 16's settings schema reworded."""
+    than the store: the rank stage's note on stage B, which issue 16's settings schema reworded, and what issue
+    17 added to an answer (its packing, a card path's query words and matched fields)."""
     if isinstance(value, dict):
-        return {key: without_timings(item) for key, item in value.items() if key not in ("ms", "total_ms", "vector")}
+        return {key: without_timings(item) for key, item in value.items() if key not in ("ms", "total_ms", "vector", "packing", "words", "fields")}
     if isinstance(value, list):
         return [without_timings(item) for item in value]
     return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import warnings
 
 import numpy as np
 import pytest
@@ -499,6 +500,8 @@ def test_missing_file_is_corruption(tmp_path):
         (None, [["a", "|O", [10], 64, 80, 0]], "outside"),
         (None, [["a", "<i8"]], "malformed"),
         (None, [["a", "not a dtype", [10], 64, 80, 0]], "malformed"),
+        (None, [["a", "|a8", [10], 64, 80, 0]], "malformed"),  # numpy's deprecated alias of |S8
+        (None, [["a", "(2,)<i4", [10], 64, 80, 0]], "malformed"),  # a dtype expression, not a dtype.str
         (None, [["a", "<i8", [10], 64, 80, b"\0" * 4]], "do not cover"),  # block CRCs without a block size
         (1024, [["a", "<i8", [10], 64, 80, b"\0" * 8]], "do not cover"),
         (1024, [["a", "<i8", [10], 64, 80, 0]], "do not cover"),  # one whole-column CRC
@@ -514,6 +517,16 @@ def test_inconsistent_directory_entries_are_corruption(tmp_path, block, columns,
     with pytest.raises(CorruptionError) as caught:
         Segment.open(str(path))
     assert reason in caught.value.reason
+
+
+def test_a_deprecated_dtype_alias_never_reaches_numpy(tmp_path):
+    path = tmp_path / "d.seg"
+    write_segment(path, {"a": np.zeros(8, dtype="S1")})
+    rewrite_directory(path, {"kind": "test.kind", "columns": [["a", "|a1", [8], 64, 8, 0]], "meta": {}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        with pytest.raises(CorruptionError, match="malformed"):
+            Segment.open(str(path))
 
 
 def test_directory_that_is_not_a_map_is_corruption(tmp_path):
