@@ -15,8 +15,6 @@ an append does: it cannot be told from a torn tail, and recovery drops it.
 
 from __future__ import annotations
 
-import os
-
 from engine.errors import CorruptionError
 from engine.wal import wal_path
 
