@@ -4,6 +4,7 @@ had. Most tests use a jieba installation of their own (a small dict.txt, jieba's
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 
@@ -170,3 +171,11 @@ def test_without_a_usable_cache_jieba_cuts_and_says_why(tmp_path, monkeypatch):
     finally:
         chinese.forget()
 
+
+def test_stats_name_the_file_and_its_state(cli, package):
+    assert cli("ingest", "--text", "蓝牙耳机打不开了", "--quiet").exit_code == 0
+    shown = json.loads(cli("stats", "--json").stdout)["chinese_segmentation"]
+    assert shown == {"file": cache_file(), "state": "not built yet: built at the next Chinese text"}
+    fresh_tokenizer()
+    assert json.loads(cli("stats", "--json").stdout)["chinese_segmentation"]["state"].startswith("ready (")
+    assert "chinese_segmentation: state" in cli("stats").stdout
