@@ -14,7 +14,7 @@ import pytest
 from engine.errors import InputError
 from engine.text import chinese
 from engine.text.chinese import cache, jieba_files
-from engine.text.chinese.compiled import HEADER_SIZE, MAGIC, CompiledDictionary
+from engine.text.chinese.compiled import HEADER_SIZE, LAYOUT_VERSION, MAGIC, CompiledDictionary
 
 WORDS = "蓝牙 500 n\n蓝牙耳机 80 n\n耳机 300 n\n打不开 50 v\n打 900 v\n不 1200 d\n开 700 v\n我 3000 r\n的 5000 uj\n" \
         "电脑 400 n\n升级 200 v\n中华 100 nz\n中华人民 40 n\n中华人民共和国 30 ns\n人民 600 n\n共和国 150 n\n"
@@ -60,7 +60,7 @@ def test_first_use_builds_a_checked_file_in_the_user_cache(package, tmp_path):
     assert path.startswith(str(tmp_path / "cache" / "memctl")) and not chinese.notes()
     with open(path, "rb") as handle:
         header = handle.read(HEADER_SIZE)
-    assert header[:8] == MAGIC and struct.unpack_from("<I", header, 8)[0] == 1
+    assert header[:8] == MAGIC and struct.unpack_from("<I", header, 8)[0] == LAYOUT_VERSION
     compiled = CompiledDictionary(path)
     compiled.check_all()
     assert compiled.sources["dictionary"]["size"] == len(WORDS.encode("utf-8"))

@@ -27,8 +27,6 @@ def build(handle, package, user_dictionary: str | None = None, words: tuple = ()
     """Write the compiled dictionary of `package` (jieba_files.Package), `user_dictionary` and `words` ((word,
     class) pairs) to `handle`. A user dictionary that cannot be read is an InputError; jieba's own files,
     jieba_files.JiebaMissing or ValueError."""
-    import json
-
     from engine.text.chinese import compiled
 
     sources = {"jieba_version": package.version, "jieba_directory": package.directory,
@@ -43,7 +41,7 @@ def build(handle, package, user_dictionary: str | None = None, words: tuple = ()
     description["finalseg"] = {"start": start, "transitions": transitions}
     sections["hmm_characters"] = "".join(emissions).encode("utf-8")
     sections["hmm_emissions"] = array("d", [value for row in emissions.values() for value in row])
-    sections["posseg"] = json.dumps(posseg_tables(package), ensure_ascii=False).encode("utf-8")
+    sections.update(_posseg_sections(posseg_tables(package)))
     compiled.write(handle, description, sections)
 
 
@@ -150,9 +148,36 @@ def posseg_tables(package) -> dict:
     by_character: dict = {}
     for state in states:
         for character, probability in emissions[state].items():
-            by_character.setdefault(character, []).append([number[state], probability])
+            by_character.setdefault(character, {})[number[state]] = probability
     return {"states": [list(state) for state in states], "start": [start[state] for state in states],
             "transitions": [[[number[following], probability] for following, probability in transitions[state].items()]
                             for state in states],
-            "characters": {character: [number[state] for state in seen] for character, seen in characters.items()},
+            "characters": {character: tuple(number[state] for state in seen) for character, seen in characters.items()},
             "emissions": by_character}
+
+
+def _posseg_sections(tables: dict) -> dict:
+    """The posseg tables as compiled.py lays them out: the small ones (states, start, transitions) as JSON, the
+    per-character ones (26,000 rows) as sorted arrays a process decodes a character at a time."""
+    import json
+
+    sections = {"posseg": json.dumps({name: tables[name] for name in ("states", "start", "transitions")},
+                                     ensure_ascii=False).encode("utf-8")}
+    seen = tables["characters"]
+    sections.update(_character_rows("posseg_seen", {character: seen[character] for character in sorted(seen)}))
+    emitted = tables["emissions"]
+    rows = {character: emitted[character] for character in sorted(emitted)}
+    sections.update(_character_rows("posseg_emission", {character: tuple(row) for character, row in rows.items()}))
+    sections["posseg_emission_values"] = array("d", [value for row in rows.values() for value in row.values()])
+    return sections
+
+
+def _character_rows(prefix: str, rows: dict) -> dict:
+    """`rows` (character → state numbers, characters in code point order) as three sections."""
+    offsets = array("I", [0])
+    states = array("H")
+    for row in rows.values():
+        states.extend(row)
+        offsets.append(len(states))
+    return {f"{prefix}_characters": "".join(rows).encode("utf-8"), f"{prefix}_offsets": offsets,
+            f"{prefix}_states": states}

@@ -36,12 +36,19 @@ length, CRC-32 of the section's bytes]}. Sections:
     hmm_characters    UTF-8, C characters in code point order: the rows of hmm_emissions
     hmm_emissions     float64[4C]: finalseg's log P of emitting the character from B, M, E, S (-3.14e100
                       where jieba's table has no entry, the value jieba uses for a missing one)
-    posseg            UTF-8 JSON: the posseg HMM's tables (engine.text.chinese.posseg.Model)
+    posseg            UTF-8 JSON {"states", "start", "transitions"}: the posseg HMM's small tables
+                      (engine.text.chinese.posseg.Model)
+    posseg_seen_characters, posseg_seen_offsets (uint32[S+1]), posseg_seen_states (uint16): jieba.posseg's
+                      char_state_tab, the S characters in code point order; character s was seen with the
+                      states [offsets[s], offsets[s+1]) of posseg_seen_states
+    posseg_emission_characters, posseg_emission_offsets, posseg_emission_states: the same shape for the
+                      characters of jieba.posseg's prob_emit, and posseg_emission_values (float64, one per
+                      entry of posseg_emission_states): the log P of emitting the character from that state
 
 Checks: opening checks the header CRC, magic, version and length, the description's CRC and that every section
 lies between the header and the description, and the CRCs of the four block index sections; a block is
-checked against block_checksums when first read, the HMM sections when the HMM is first used, posseg when the
-class HMM is. Any failure is DamagedFile: at opening the cache builds the file again, later the reader answers
+checked against block_checksums when first read, the HMM sections when the HMM is first used, the posseg ones
+when the class HMM is. Any failure is DamagedFile: at opening the cache builds the file again, later the reader answers
 from jieba's own tables (engine.text.chinese) and the cache rebuilds the file in the next process.
 """
 
@@ -55,7 +62,7 @@ import sys
 import zlib
 
 MAGIC = b"MCZHDICT"
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 _HEADER = struct.Struct("<8sIIQII")
 HEADER_SIZE = _HEADER.size  # 32
 _INDEX_SECTIONS = ("first_characters", "block_keys", "block_bytes", "block_checksums")
@@ -152,16 +159,28 @@ class CompiledDictionary:
         return EmissionRows(characters, values)
 
     def posseg_tables(self) -> dict:
-        return json.loads(str(self.section("posseg"), "utf-8"))
+        """The posseg HMM as engine.text.chinese.posseg.Model reads it; the per-character tables decoded a
+        character at a time (all of them at once: 200 ms)."""
+        tables = json.loads(str(self.section("posseg"), "utf-8"))
+        tables["characters"] = CharacterRows(*self._character_rows("posseg_seen"))
+        values = self.section("posseg_emission_values").cast("d")
+        tables["emissions"] = CharacterRows(*self._character_rows("posseg_emission"), values)
+        return tables
+
+    def _character_rows(self, prefix: str):
+        characters = str(self.section(f"{prefix}_characters"), "utf-8")
+        offsets = self.section(f"{prefix}_offsets").cast("I")
+        states = self.section(f"{prefix}_states").cast("H")
+        if len(offsets) != len(characters) + 1 or offsets[-1] != len(states):
+            raise DamagedFile(f"{self.path}: {prefix} has {len(offsets)} offsets for {len(characters)} characters")
+        return characters, offsets, states
 
 
-class EmissionRows:
-    """A dict face (get) of the hmm_emissions rows: the 14,000-row table costs 6 ms to decode whole, a row
-    a microsecond."""
+class _Rows:
+    """A dict face (get) of rows keyed by character, each decoded when its character is first asked for."""
 
-    def __init__(self, characters: str, values: memoryview):
+    def __init__(self, characters: str):
         self._rows = dict(zip(characters, range(len(characters))))
-        self._values = values
         self._decoded: dict = {}
 
     def get(self, character: str, default=None):
@@ -170,8 +189,36 @@ class EmissionRows:
             row = self._rows.get(character)
             if row is None:
                 return default
-            found = self._decoded[character] = tuple(self._values[4 * row: 4 * row + 4].tolist())
+            found = self._decoded[character] = self._decode(row)
         return found
+
+
+class EmissionRows(_Rows):
+    """The hmm_emissions rows: the 14,000-row table costs 6 ms to decode whole, a row a microsecond."""
+
+    def __init__(self, characters: str, values: memoryview):
+        super().__init__(characters)
+        self._values = values
+
+    def _decode(self, row: int) -> tuple:
+        return tuple(self._values[4 * row: 4 * row + 4].tolist())
+
+
+class CharacterRows(_Rows):
+    """Per-character state rows: a tuple of state numbers, or with `values` a map of state number → value."""
+
+    def __init__(self, characters: str, offsets: memoryview, states: memoryview, values: memoryview | None = None):
+        super().__init__(characters)
+        self._offsets = offsets
+        self._states = states
+        self._values = values
+
+    def _decode(self, row: int):
+        begin, end = self._offsets[row], self._offsets[row + 1]
+        states = tuple(self._states[begin:end].tolist())
+        if self._values is None:
+            return states
+        return dict(zip(states, self._values[begin:end].tolist()))
 
 
 def _checked_description(data, path: str) -> dict:

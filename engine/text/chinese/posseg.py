@@ -110,8 +110,9 @@ class PosTagger:
 
 class Model:
     """The posseg HMM. tables(): {"states": [[position, class]…] in tuple order, "start": [log P per state],
-    "transitions": [[[next state, log P]…] per state], "characters": {character: [states it was seen with]},
-    "emissions": {character: [[state, log P]…]}}, called when the model is first used."""
+    "transitions": [[[next state, log P]…] per state], "characters": {character: (states it was seen with)},
+    "emissions": {character: {state: log P}}}, called when the model is first used; the last two need only
+    `get`."""
 
     def __init__(self, tables):
         self._tables_source = tables
@@ -123,9 +124,8 @@ class Model:
         self.start = tables["start"]
         self.transitions = [{int(next_state): probability for next_state, probability in row}
                             for row in tables["transitions"]]
-        self.characters = {character: tuple(states) for character, states in tables["characters"].items()}
-        self.emissions = {character: {state: probability for state, probability in row}
-                          for character, row in tables["emissions"].items()}
+        self.characters = tables["characters"]
+        self.emissions = tables["emissions"]
         self.all_states = tuple(range(len(self.states)))
         self._ready = True
 
