@@ -16,6 +16,19 @@ sys.path[:0] = [os.path.dirname(_TESTS)] + [os.path.join(_TESTS, name) for name 
                                             and not name.startswith((".", "_"))]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _session_cache(tmp_path_factory):
+    """No test reads or writes the real ~/.cache/memctl: the compiled Chinese dictionary is built once per test
+    session into a cache of its own (subprocesses inherit it)."""
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
     """No test reads or writes the real ~/.local/share/memctl."""

@@ -43,6 +43,10 @@ ALLOWED = {
     "engine.text.index": {"TextIndex"},
     "engine.text.tokenizer": {"Tokenizer", "normalize"},
     "engine.text.bm25": {"BM25Parameters"},
+    # Chinese segmentation (jieba's, over the compiled dictionary): R2G's tagger, its block pattern, and the
+    # dictionary's state and notes for `memctl stats` and the r2g summary.
+    "engine.text.chinese": {"pos_tagger", "notes", "state"},
+    "engine.text.chinese.segmenter": {"BLOCK"},
     # Limits and id syntax a user sees in options and listings; never a table, counter or byte layout.
     "engine.format": {"RAW_BLOB_MAX_BYTES", "RAW_ID_PREFIX", "RAW_ID_HEX_DIGITS"},
 }

@@ -11,11 +11,12 @@ whole and by its parts; a part mixing letters and digits is indexed whole and sp
 boundaries (``win11`` → ``win11``, ``win``, ``11``) unless it is hex (``0x8007045d`` → also ``8007045d``;
 a hex run of 6+ characters stays whole). Alphabetic parts are Snowball-stemmed (English).
 
-Chinese: indexing uses jieba's search mode (imported on first use, with an optional user dictionary); if
-jieba cannot be imported, CJK runs become character bigrams and `cjk_mode` says "bigram". Queries against a
-jieba-built index are segmented by dynamic programming over the index's own terms weighted by document
-frequency (jieba's own route search with the corpus as its dictionary), which costs microseconds instead of
-jieba's 0.6 s dictionary load.
+Chinese: indexing uses jieba's search mode (`tokenize(mode="search")`, with an optional user dictionary),
+computed by engine.text.chinese over a compiled copy of jieba's dictionary (jieba's results without its 0.7 s
+load; jieba itself only when the copy can be neither read nor built); if jieba is not installed, CJK runs
+become character bigrams and `cjk_mode` says "bigram". Queries against a jieba-built index are segmented by
+dynamic programming over the index's own terms weighted by document frequency (jieba's own route search with
+the corpus as its dictionary), which costs microseconds and needs no dictionary at all.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class Tokenizer:
 
     stopwords_en / stopwords_zh: iterables replacing the packaged lists (None keeps them).
     user_dictionary: path of a jieba user dictionary (word [freq [tag]] per line), indexing only.
-    cjk: "auto" (jieba if importable, else bigrams), "jieba" or "bigram".
+    cjk: "auto" (jieba's segmentation if jieba is installed, else bigrams), "jieba" or "bigram".
     """
 
     def __init__(self, *, stopwords_en=None, stopwords_zh=None, user_dictionary=None, stem: bool = True,
@@ -102,7 +103,7 @@ class Tokenizer:
         if cjk not in ("auto", CJK_MODE_JIEBA, CJK_MODE_BIGRAM):
             raise ValueError(f"cjk must be 'auto', 'jieba' or 'bigram', not {cjk!r}")
         self._cjk_choice = cjk
-        self._jieba = None
+        self._segmenter = None
         self._stems: dict = {}
         self._stemmer = None
         self._analyzed: dict = {}
@@ -111,9 +112,9 @@ class Tokenizer:
 
     @property
     def cjk_mode(self) -> str:
-        """How CJK text is indexed; resolving "auto" imports jieba (not its dictionary)."""
+        """How CJK text is indexed; resolving "auto" looks for jieba's package without importing it."""
         if self._cjk_choice == "auto":
-            self._cjk_choice = CJK_MODE_JIEBA if _jieba_importable() else CJK_MODE_BIGRAM
+            self._cjk_choice = CJK_MODE_JIEBA if _jieba_installed() else CJK_MODE_BIGRAM
         return self._cjk_choice
 
     def signature(self) -> dict:
@@ -172,16 +173,16 @@ class Tokenizer:
                 positions.extend(range(unit, unit + len(pieces)))
                 return
         else:
-            pieces = ((word, start) for word, start, _end in self._jieba_tokenizer().tokenize(run, mode="search"))
+            pieces = ((word, start) for word, start, _end in self._chinese_segmenter().tokenize(run, mode="search"))
         for word, start in pieces:
             if word not in self.stopwords:
                 terms.append(word)
                 positions.append(unit + start)
 
-    def _jieba_tokenizer(self):
-        if self._jieba is None:
-            self._jieba = _jieba_for(self.user_dictionary)
-        return self._jieba
+    def _chinese_segmenter(self):
+        if self._segmenter is None:
+            self._segmenter = _segmenter_for(self.user_dictionary)
+        return self._segmenter
 
     # --- Latin script and code-like tokens -------------------------------------------------------------
 
@@ -373,29 +374,25 @@ def _bigrams(run: str):
 
 
 @lru_cache(maxsize=None)
-def _jieba_importable() -> bool:
+def _jieba_installed() -> bool:
+    from engine.text.chinese import jieba_files
+
     try:
-        import jieba  # noqa: F401
-    except ImportError:
+        jieba_files.locate()
+    except jieba_files.JiebaMissing:
         return False
     return True
 
 
-@lru_cache(maxsize=None)
-def _jieba_for(user_dictionary):
-    """One jieba tokenizer per user dictionary per process: building one loads the 0.6 s dictionary."""
-    import logging
+def _segmenter_for(user_dictionary):
+    """The process's segmenter for a user dictionary (engine.text.chinese: one per dictionary per process)."""
+    from engine.text import chinese
 
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
     if user_dictionary is None:
-        return jieba.dt
+        return chinese.tokenizer()
     if not os.path.isfile(user_dictionary):
         raise InputError("jieba user dictionary not found", user_dictionary)
-    tokenizer = jieba.Tokenizer()
-    tokenizer.load_userdict(user_dictionary)
-    return tokenizer
+    return chinese.tokenizer(os.path.abspath(user_dictionary))
 
 
 def _new_stemmer():

@@ -126,13 +126,18 @@ class Builder:
             replayed = replay_imports(self.store, self.tenant, self.config, self.rewritten)
             removed = self._finish_rebuild()
         chunks_total = sum(len(chunks) for chunks in by_conversation.values())
-        return {"chunks_new": total, "chunks_total": chunks_total, "conversations": len(work),
-                "turns": self.totals["turns"], "batches": self.totals["batches"],
-                "nodes_created": dict(sorted(self.totals["nodes"].items())),
-                "edges_written": dict(sorted(self.totals["edges"].items())),
-                "documents": self.totals["documents"], "rebuild": bool(rebuild), "nodes_removed": removed,
-                "imports_replayed": replayed,
-                "seconds": round(time.perf_counter() - started, 3)}
+        summary = {"chunks_new": total, "chunks_total": chunks_total, "conversations": len(work),
+                   "turns": self.totals["turns"], "batches": self.totals["batches"],
+                   "nodes_created": dict(sorted(self.totals["nodes"].items())),
+                   "edges_written": dict(sorted(self.totals["edges"].items())),
+                   "documents": self.totals["documents"], "rebuild": bool(rebuild), "nodes_removed": removed,
+                   "imports_replayed": replayed,
+                   "seconds": round(time.perf_counter() - started, 3)}
+        from engine.text.chinese import notes
+
+        if notes():  # the compiled Chinese dictionary could not be used (or not all of it): say why
+            summary["notes"] = notes()
+        return summary
 
     def _conversation(self, chunks: list, new_ids: set, converted: int, total: int) -> int:
         from memctl.r2g.extract import analyze_turn

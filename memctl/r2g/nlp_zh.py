@@ -1,9 +1,10 @@
 """Chinese analysis: jieba.posseg tokens, repaired with our lexicons, then the R2G-6 minimum rules.
 
-Word classes come from jieba (nr person, ns place, nt organisation, nz other proper noun, t time, v verb, n noun)
-but are corrected where jieba's dictionary is wrong for conversation (蓝牙/ns, 过敏/nr, 超市/v): lexicon words
-are added to a private tokenizer with our own tags, so the process-wide `jieba.dt` other modules use is never
-modified. Names that jieba's HMM invents are kept only when they start with a common surname.
+Word classes come from jieba (nr person, ns place, nt organisation, nz other proper noun, t time, v verb, n noun;
+computed by engine.text.chinese over a compiled copy of jieba's dictionary, or by jieba itself when that copy
+cannot be used) but are corrected where jieba's dictionary is wrong for conversation (蓝牙/ns, 过敏/nr,
+超市/v): lexicon words are added to a private tagger with our own tags, so the segmenter the text index uses
+is never modified. Names that jieba's HMM invents are kept only when they start with a common surname.
 
 Rules (seed R2G-6), applied per clause (split at ，；):
 - the noun phrase or name before the first verb is the subject → AGENT (和/跟 join a second one);
@@ -77,48 +78,31 @@ class Token:
 
 @lexicon_cache
 def _pos_tokenizer():
-    import logging
+    """A tagger of our own over jieba's dictionary (engine.text.chinese: its compiled copy, or jieba itself when
+    that cannot be used) with the lexicon's words added under our classes; the text index's segmenter never
+    sees them."""
+    from engine.text.chinese import pos_tagger
 
-    import jieba
-    import jieba.posseg
+    return pos_tagger(_lexicon_words())
 
-    jieba.setLogLevel(logging.WARNING)
-    # The private tokenizer starts as a copy of jieba.dt's dictionary, which the text index's tokenizer loads
-    # anyway: loading it a second time costs about a second and 100+ MB. Copying the dicts shares their keys
-    # and values; our added words then change only the copies. The word → class table is copied likewise from
-    # jieba.posseg's own tagger, which importing jieba.posseg has already read from the dictionary file.
-    shared = jieba.dt
-    shared.check_initialized()
-    tokenizer = jieba.Tokenizer(shared.dictionary)
-    tokenizer.FREQ, tokenizer.total = dict(shared.FREQ), shared.total
-    tokenizer.initialized = True
-    tagger = jieba.posseg.POSTokenizer.__new__(jieba.posseg.POSTokenizer)
-    tagger.tokenizer = tokenizer
-    tagger.word_tag_tab = dict(jieba.posseg.dt.word_tag_tab)
+
+def _lexicon_words():
+    """(word, class) of the lexicon words the tagger must know, in the order they are added: a fixed order, since
+    the frequency a word gets depends on the words added before it (and the compiled file is keyed by them)."""
     names = gazetteer()
-    for word in chinese_surface_words():
-        tokenizer.add_word(word, tokenizer.FREQ.get(word) or None, tag="v")
-    for character in _VERB_CHARACTERS:
-        tokenizer.add_word(character, tokenizer.FREQ.get(character) or None, tag="v")
-    for word in names.person_nouns_zh:
-        tokenizer.add_word(word, tokenizer.FREQ.get(word) or None, tag="nper")
-    for word in names.place_nouns_zh:
-        tokenizer.add_word(word, tokenizer.FREQ.get(word) or None, tag="nplace")
-    for word in names.locations:
-        if _has_han(word):
-            tokenizer.add_word(word, tokenizer.FREQ.get(word) or None, tag="ns")
-    for word in names.organizations:
-        if _has_han(word):
-            tokenizer.add_word(word, tokenizer.FREQ.get(word) or None, tag="nt")
+    yield from ((word, "v") for word in chinese_surface_words())
+    yield from ((character, "v") for character in _VERB_CHARACTERS)
+    yield from ((word, "nper") for word in sorted(names.person_nouns_zh))
+    yield from ((word, "nplace") for word in sorted(names.place_nouns_zh))
+    yield from ((word, "ns") for word in sorted(names.locations) if _has_han(word))
+    yield from ((word, "nt") for word in sorted(names.organizations) if _has_han(word))
     for surface, entry in aliases().exact.items():
         if _has_han(surface):
-            tokenizer.add_word(surface, tokenizer.FREQ.get(surface) or None, tag=_ENTITY_TAGS[entry.entity_type])
-    tagger.makesure_userdict_loaded()  # our tags into the word → class table
-    return tagger
+            yield surface, _ENTITY_TAGS[entry.entity_type]
 
 
 def warm_up() -> None:
-    """Load jieba and the lexicons now (about a second) rather than inside the first sentence."""
+    """Load the dictionary and the lexicons now rather than inside the first sentence."""
     _pos_tokenizer()
 
 
@@ -164,11 +148,11 @@ def _words(sentence: str, tokenizer) -> list[str]:
     sentence is the cut of its blocks joined. Blocks repeat across a conversation far more than sentences do
     (on a 4 MiB generated transcript, half of the Chinese blocks and a third of their characters are repeats),
     and a block's cut is remembered."""
-    import jieba
+    from engine.text.chinese.segmenter import BLOCK
 
     remembered = _block_words()
     words: list[str] = []
-    for block in jieba.re_han_default.split(sentence):
+    for block in BLOCK.split(sentence):
         if not block:
             continue
         found = remembered.get(block)

@@ -220,7 +220,7 @@ def build_memctl(directory: str, corpus: Corpus, tokenizer, tokens: dict, store_
             warm_up = directory + "-warm-up"
             _timed_build(warm_up, ["warm"], ["up"], Pretokenized(tokenizer, {"up": (["up"], [0])}), store_text, kernels)
             shutil.rmtree(warm_up)
-        tokenizer.signature()  # part of the analysis: it imports jieba to see whether it can (LoCoMo has no CJK)
+        tokenizer.signature()  # part of the analysis: it looks for jieba's package (LoCoMo has no CJK)
         figures = _timed_build(directory, corpus.keys, corpus.texts, Pretokenized(tokenizer, tokens), store_text,
                                kernels)
     finally:

@@ -153,15 +153,15 @@ def _apply_graph(store, batch, operations: list, now: float) -> None:
 
 @lru_cache(maxsize=None)
 def tokenizer():
-    """One tokenizer per process: jieba's dictionary loads once, and a forked child inherits it."""
+    """One tokenizer per process: the Chinese dictionary's blocks load once, and a forked child inherits them."""
     from engine.text.tokenizer import Tokenizer
 
     return Tokenizer()
 
 
 def warm_up() -> None:
-    """Load jieba and analyze every word before forking children (a child killed within milliseconds
-    would otherwise die loading the dictionary, before its first batch)."""
+    """Analyze every word before forking children (a child killed within milliseconds would otherwise die
+    reading the Chinese dictionary, before its first batch)."""
     tokenizer().index_tokens(" ".join(WORDS))
 
 
