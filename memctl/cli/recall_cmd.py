@@ -164,6 +164,7 @@ def _batch(context: typer.Context, path: str, given: dict, trace: bool, as_json:
 
     batch = read_batch(path, request_fields(given))
     with open_memory(context, writable=False, holder="memctl recall") as memory:
+        memory.store  # noqa: B018 - a missing store is exit 2 even when the file holds no query
         for identifier, text, fields in batch:
             answer = memory.recall(text, **fields, explain=trace)
             if as_json:

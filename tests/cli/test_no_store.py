@@ -42,6 +42,14 @@ def test_a_reader_of_a_missing_store_exits_2_and_creates_nothing(cli, isolated_h
     assert not isolated_home.exists()
 
 
+def test_a_batch_of_no_queries_on_a_missing_store_exits_2(cli, isolated_home, tmp_path):
+    empty = tmp_path / "queries.txt"
+    empty.write_text("")
+    result = cli("recall", "batch", str(empty))
+    assert (result.exit_code, result.stderr) == (2, no_store_message(tenant_dir(str(isolated_home), "default")))
+    assert not isolated_home.exists()
+
+
 @pytest.mark.parametrize("arguments", [["recall", "Kyoto"], ["check"], ["stats", "--json"]], ids=" ".join)
 def test_a_missing_tenant_of_an_existing_home_is_no_store(cli, isolated_home, arguments):
     assert cli("ingest", "--text", "alice: hello", "--quiet").exit_code == 0
