@@ -1,0 +1,3 @@
+"""What tools/eval_r2g.py measures R2G with, beyond its gold set: the tune / held-out split of the dev data
+(split), the judging sheets drawn from a built graph (sheet) and their scores (verdicts), and the labelled
+attribute sentences scored against the slot facts R2G extracts (attributes)."""
