@@ -15,12 +15,13 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+from memctl.model import ROLE_EDGES, SLOT_EDGES
+
 JUDGED_TYPES = ("Fact", "Entity", "Preference")
 SHEET_FORMAT = "memctl r2g judging sheet 1"
 VERDICTS = ("correct", "partial", "wrong")
-# Fact → Entity edges that say what an argument is: the semantic roles and the attribute-fact edges.
-ARGUMENT_EDGES = frozenset({"AGENT", "PATIENT", "RECIPIENT", "LOCATION", "TIME", "INSTRUMENT", "MANNER", "CAUSE",
-                            "BENEFICIARY", "SUBJECT", "VALUE"})
+# Fact → Entity edges that say what an argument is: the semantic roles and the slot facts' SUBJECT and VALUE.
+ARGUMENT_EDGES = frozenset(edge.value for edge in ROLE_EDGES | SLOT_EDGES)
 ROOT = Path(__file__).resolve().parents[2]
 
 

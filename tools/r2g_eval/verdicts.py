@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tools.r2g_eval.sheet import JUDGED_TYPES, SHEET_FORMAT, VERDICTS
+from tools.r2g_eval.yaml_file import read
 
 SHORT = {"c": "correct", "p": "partial", "w": "wrong"}
 
@@ -39,17 +40,7 @@ class Tally:
 
 
 def load(path: str) -> dict:
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            sheet = yaml.safe_load(handle)
-    except OSError as error:
-        raise SheetError(f"{path}: cannot read it ({error.strerror})") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else path
-        raise SheetError(f"{where}: not YAML ({getattr(error, 'problem', None) or error})") from None
+    sheet = read(path, SheetError)
     if not isinstance(sheet, dict) or sheet.get("sheet") != SHEET_FORMAT or not isinstance(sheet.get("items"), list):
         raise SheetError(f"{path}: not a judging sheet (expected a mapping with sheet: {SHEET_FORMAT!r} and items)")
     return sheet
