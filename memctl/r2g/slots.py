@@ -126,7 +126,7 @@ def _zh_frames() -> tuple:
         ("relative", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<x>{_ZH_NOUN}{{1,6}}?)的(?P<y>[^\s的是为叫有]{{1,8}}?)"
                      rf"{_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
         ("joined", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<xy>[^\s的是为叫有不]{{2,10}}?){_ZH_NEGATION}"
-                   rf"(?P<verb>是|为|有)(?P<z>.+)$"),
+                   rf"{_ZH_COPULA}(?P<z>.+)$"),
         ("own", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<y>[^\s的是为叫有]{{1,8}}?){_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
         ("called", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{1,4}}?)叫(?P<z>.+)$"),
         ("inverse", r"^(?P<z>[^\s，。的我你他她它]{2,8}?)是我的(?P<y>[^\s，。的]{1,6})$"),
@@ -137,10 +137,11 @@ def _zh_frames() -> tuple:
     return tuple((frame, re.compile(pattern)) for frame, pattern in frames)
 
 
+_ZH_THEIR = re.compile(r"^(?:他们|她们|他|她)")  # 我同事他们公司: the colleague's company
 _ZH_FORMER = frozenset({"以前", "之前", "原来", "过去"})
 _ZH_EVALUATIVE_ADVERBS = frozenset({"真", "确实", "实在", "可"})
 _ZH_TOPIC = re.compile(r"^我[^，。的]{0,8}的(?P<topic>[^，。的]{2,24})$")  # 我将要参加的X，它的…
-_ZH_CLAUSE = re.compile(r"[^，,；;：:。！？!?\n]+")
+_ZH_CLAUSE = re.compile(r"(?:[^，,；;：:。！？!?\n]|(?<=\d):(?=\d))+")  # 14:00 is a time, not a clause break
 _ZH_QUESTION = re.compile(r"吗$|什么|哪|谁|多少|几[个点天岁]")
 _ZH_EVALUATIVE = re.compile(r"^(?:很|挺|特别|非常|真|太|超|好|蛮|比较|相当|有点|最|更|还|都|也)")
 _ZH_TRAILING = re.compile(r"[。！!～~…\s]+$|(?:了|啦|呢|哦|呀|的啊|啊)$")
@@ -178,11 +179,13 @@ def _chinese(state: _Sentence) -> None:
 
 
 def _relative_and_slot(words: str) -> tuple | None:
-    """我婶婶生日, 我的上司生日: a relative and a slot written together, (婶婶, 生日); None when they are not."""
+    """我婶婶生日, 我的上司生日, 我同事他们公司: a relative and a slot written together, (婶婶, 生日), (同事, 公司);
+    None when they are not."""
     lexicon = slot_lexicon()
     for cut in range(1, len(words)):
-        if lexicon.person_noun(words[:cut], "zh") and lexicon.named_by(words[cut:], "zh") is not None:
-            return words[:cut], words[cut:]
+        rest = _ZH_THEIR.sub("", words[cut:])
+        if lexicon.person_noun(words[:cut], "zh") and lexicon.named_by(rest, "zh") is not None:
+            return words[:cut], rest
     return None
 
 
@@ -257,8 +260,8 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         return None
     polarity = NEGATED if match["neg"] else ENDED if match.groupdict().get("ended") else STATED
     spec = lexicon.named_by(match["y"], "zh")
-    if match["verb"] == "叫" and (spec is None or spec.name != "name"):
-        # 我家的猫叫咪咪: Y is who or what is called Z, a holder of its own
+    if match["verb"] == "叫" and (spec is None or spec.value_kind == "person"):
+        # 我家的猫叫咪咪: Y is who or what is called Z, a holder of its own (单位叫…, 名字叫… are Y itself)
         owner = holder.canonical if holder.entity_type == "Person" else state.speaker
         holder = _relative(state, match["y"], base + match.start(), base + match.end("y"), owner)
         return _slot(state, holder, "名字", match, base, start, end, polarity, written="叫")
