@@ -16,8 +16,8 @@ that loads the lexicons and jieba) on a file in the LoCoMo shape; storage is not
 `memctl ingest` + `memctl r2g` do, draws N nodes of each type in --types (Fact, Entity, Preference; all of a
 type when it has fewer; "Fact=60,Entity=40,Preference=30" gives a count per type) and writes a YAML sheet: one
 item per node with its title, predicate or slot, its arguments (role → the entity it points to, with its
-type), the sentence it was drawn from, the whole source turn, its speaker, date, conversation, session and turn id (source),
-how many mentions were merged into it, and an empty verdict and note. Each type is sampled with
+type), the sentence it was drawn from, the whole source turn, its speaker, date, conversation, session and turn
+id (source), how many mentions were merged into it, and an empty verdict and note. Each type is sampled with
 random.Random(f"{S}:{type}") from its nodes in key order. --split, --conversations and --limit pick
 conversations from a file in the LoCoMo shape (MemDaily holds 591) before it is ingested.
 

@@ -73,7 +73,8 @@ def _spec(path, name, entry) -> SlotSpec:
         _refuse(path, name, f"a mapping whose `value` is one of {', '.join(VALUE_KINDS)}")
     unknown = set(entry) - SLOT_KEYS
     if unknown:
-        _refuse(path, name, f"only the keys {', '.join(sorted(SLOT_KEYS))} (not {', '.join(sorted(map(str, unknown)))})")
+        _refuse(path, name, f"only the keys {', '.join(sorted(SLOT_KEYS))} "
+                            f"(not {', '.join(sorted(map(str, unknown)))})")
     multi_valued = entry.get("multi_valued", False)
     if not isinstance(multi_valued, bool):
         _refuse(path, name, "multi_valued: true or false")

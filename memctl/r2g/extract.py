@@ -446,10 +446,11 @@ def episode_summary(turn, ref_time=None, lang: str | None = None) -> str:
     Heuristic: a turn of at most SHORT_TURN_CHARS (160 English / 60 Chinese characters) is kept whole, white
     space collapsed: it is already a summary of itself. A longer turn is cut to a budget of 40% of its length,
     at least the short limit and at most SUMMARY_CAP_CHARS (240 / 100). Sentences are scored by content —
-    2 per fact (slot facts included), 1.5 per named entity, 1 per resolved time, 2 per preference, 0.5 per concept, 0.5 for the
-    first sentence, -2 for a phatic sentence ("Wow, thanks!") and -0.5 for a question — and the best are taken
-    in their original order while they fit; the first one that does not fit is cut at a word boundary with "…"
-    when nothing has been taken yet. A long turn's summary is therefore always shorter than the turn.
+    2 per fact (slot facts included), 1.5 per named entity, 1 per resolved time, 2 per preference, 0.5 per
+    concept, 0.5 for the first sentence, -2 for a phatic sentence ("Wow, thanks!") and -0.5 for a question —
+    and the best are taken in their original order while they fit; the first one that does not fit is cut at a
+    word boundary with "…" when nothing has been taken yet. A long turn's summary is therefore always shorter
+    than the turn.
     """
     analysis = turn if isinstance(turn, TurnAnalysis) else analyze_turn(turn, ref_time, lang)
     lang = analysis.lang
@@ -475,8 +476,8 @@ def episode_summary(turn, ref_time=None, lang: str | None = None) -> str:
 def _sentence_score(index: int, sentence: Sentence, extraction: Extraction) -> float:
     named = sum(1 for entity in extraction.entities if entity.type in ("Person", "Location", "Organization", "Product"))
     resolved = sum(1 for time in extraction.times if time.granularity != "unspecified")
-    score = (2 * (len(extraction.facts) + len(extraction.slots)) + 1.5 * named + resolved + 2 * len(extraction.preferences)
-             + 0.5 * len(extraction.concepts) + (0.5 if index == 0 else 0.0))
+    score = (2 * (len(extraction.facts) + len(extraction.slots)) + 1.5 * named + resolved
+             + 2 * len(extraction.preferences) + 0.5 * len(extraction.concepts) + (0.5 if index == 0 else 0.0))
     if _PHATIC.match(sentence.text.strip()):
         score -= 2
     if sentence.text.rstrip().endswith(("?", "？")):

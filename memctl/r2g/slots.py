@@ -115,7 +115,9 @@ def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Men
 _ZH_LEAD = r"(?:而且|另外|还有|其实|现在|目前|对了)?"
 _ZH_ENDED = r"(?P<ended>以前的|之前的|原来的|过去的)?"
 _ZH_NEGATION = r"(?P<adverb>就|也|都|还|正|才|一直|真|确实|实在|可)?(?P<neg>不再|并不|不)?"
-_ZH_COPULA = r"(?P<verb>是|为|叫|有)"
+_ZH_WEI = r"(?<![华因成作认称以行])为"  # not the 为 of 华为, 因为, 成为…
+_ZH_COPULA = rf"(?P<verb>是|{_ZH_WEI}|叫|有)"
+_ZH_IS = rf"(?P<verb>是|{_ZH_WEI}|有)"
 _ZH_NOUN = r"[^\s的是为叫有不我你他她它其]"
 
 @cache
@@ -130,9 +132,9 @@ def _zh_frames() -> tuple:
         ("own", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<y>[^\s的是为叫有]{{1,8}}?){_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
         ("called", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{1,4}}?)叫(?P<z>.+)$"),
         ("inverse", r"^(?P<z>[^\s，。的我你他她它]{2,8}?)是我的(?P<y>[^\s，。的]{1,6})$"),
-        ("pronoun", rf"^(?P<x>其|它的|他的|她的)(?P<y>[^\s的是为叫有]{{1,8}}?){_ZH_NEGATION}(?P<verb>是|为|有)(?P<z>.+)$"),
+        ("pronoun", rf"^(?P<x>其|它的|他的|她的)(?P<y>[^\s的是为叫有]{{1,8}}?){_ZH_NEGATION}{_ZH_IS}(?P<z>.+)$"),
         ("named", rf"^(?P<x>[^\s，。的我你他她它其]{{2,24}}?)的(?P<y>[^\s的是为有]{{1,8}}?){_ZH_NEGATION}"
-                  rf"(?P<verb>是|为|有)(?P<z>.+)$"),
+                  rf"{_ZH_IS}(?P<z>.+)$"),
     )
     return tuple((frame, re.compile(pattern)) for frame, pattern in frames)
 
@@ -260,10 +262,14 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         return None
     polarity = NEGATED if match["neg"] else ENDED if match.groupdict().get("ended") else STATED
     spec = lexicon.named_by(match["y"], "zh")
+    if _ZH_EVALUATIVE.match(match["y"]):
+        return None  # 我特别中意…: Y is no noun
     if match["verb"] == "叫" and (spec is None or spec.value_kind == "person"):
-        # 我家的猫叫咪咪: Y is who or what is called Z, a holder of its own (单位叫…, 名字叫… are Y itself)
+        # 我家的猫叫咪咪, 我的上司名叫…: Y is who or what is called Z, a holder of its own (单位叫…, 名字叫…
+        # are Y itself)
+        named = match["y"].removesuffix("名") or match["y"]
         owner = holder.canonical if holder.entity_type == "Person" else state.speaker
-        holder = _relative(state, match["y"], base + match.start(), base + match.end("y"), owner)
+        holder = _relative(state, named, base + match.start(), base + match.start("y") + len(named), owner)
         return _slot(state, holder, "名字", match, base, start, end, polarity, written="叫")
     return _slot(state, holder, match["y"], match, base, start, end, polarity)
 

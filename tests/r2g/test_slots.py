@@ -33,6 +33,8 @@ def _slots(text: str, speaker: str | None = None, ref_time="2024-04-01") -> list
     ("我以前的手机号是13800001111。", "用户", [("用户", "phone", "13800001111", "ended")]),
     ("我的生日不是5月3号。", "用户", [("用户", "birthday", "5月3号", "negated")]),
     ("我同事叫赵雅婷。", "用户", [("用户的同事", "name", "赵雅婷", "stated")]),
+    ("我的上司名叫王思琪。", "用户", [("用户的上司", "name", "王思琪", "stated")]),
+    ("模型艺术盛宴的地点为北京。", "用户", [("模型艺术盛宴", "venue", "北京", "stated")]),
     ("我家的猫叫咪咪。", "用户", [("用户的猫", "name", "咪咪", "stated")]),
     ("我叔叔的单位叫青岛仁爱医院。", "用户", [("用户的叔叔", "employer", "青岛仁爱医院", "stated")]),
     ("我同事他们公司叫南京速运之星快递公司。", "用户", [("用户的同事", "employer", "南京速运之星快递公司", "stated")]),
@@ -70,6 +72,7 @@ def test_generic_frames_give_holder_slot_and_value(text, speaker, expected):
     "我住的那个小区叫金色家园。",  # 住 is no relative and 那个小区 no slot
     "我的上司的电话是很难记。",  # evaluative, and no phone number
     "我的电脑有问题。",  # 有 is a copula before a number only (身高有172厘米)
+    "我特别中意华为Mate60这款手机。",  # the 为 of 华为 is no copula
     "Losing my job was a bummer, but it pushed me.",  # "my job" is not the subject
     "Melanie's painting is amazing!",  # a free slot without a name or number
     "Tim's band is performing at the Blue Note tomorrow.",  # a progressive

@@ -99,15 +99,17 @@ class _Sources:
             self.turns[turn["raw_ref"]["raw_id"]].append(turn)
 
     def of(self, ref: dict) -> dict:
-        turn = next((turn for turn in self.turns[ref["raw_id"]]
-                     if turn["raw_ref"]["offset"] <= ref["offset"] < turn["raw_ref"]["offset"] + turn["raw_ref"]["length"]),
-                    None)
+        turn = next((turn for turn in self.turns[ref["raw_id"]] if _within(ref["offset"], turn["raw_ref"])), None)
         found = {"span": self.raw.read_span(ref["raw_id"], ref["offset"], ref["length"]).decode("utf-8")}
         if turn is not None:
             found.update({"turn": turn["text"], "speaker": turn["speaker"], "date": turn["ts"],
                           "conversation": turn["conv_id"], "session": turn.get("session"),
                           "source": turn["source_id"]})
         return found
+
+
+def _within(offset: int, span: dict) -> bool:
+    return span["offset"] <= offset < span["offset"] + span["length"]
 
 
 def _arguments(graph, fact_ids: set) -> dict:
