@@ -45,6 +45,11 @@ class CorruptionError(EngineError):
         super().__init__(f"corruption in {where}: {reason}")
 
 
+class StoreDamaged(CorruptionError):
+    """A writer refused a store whose DAMAGE marker records corruption found earlier (engine/damage.py): only
+    `memctl repair` writes it until then."""
+
+
 class UnsupportedVersion(CorruptionError):
     """A file written by a newer (or unknown, or retired) format version: refused, never misread. `advice` says
     what to do instead of the default (upgrade memctl for a newer file, re-create the store for an older one)."""

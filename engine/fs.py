@@ -240,11 +240,13 @@ def _write_synced(path: str, data, label: str) -> None:
         ops.close(fd)
 
 
-def atomic_write(path: str, data, label: str = "fs") -> None:
+def atomic_write(path: str, data, label: str = "fs", temp: str | None = None) -> None:
     """Replace `path` with `data` atomically and durably: temp in the same directory (a rename across
     filesystems is not atomic), write, fsync, rename, fsync the directory. `label` names the failpoints
-    (`<label>.write.before_fsync`, `<label>.before_rename`, `<label>.after_rename.before_dirsync`)."""
-    temp = path + TEMP_SUFFIX
+    (`<label>.write.before_fsync`, `<label>.before_rename`, `<label>.after_rename.before_dirsync`); `temp`,
+    the temp file (default `path` + ".tmp"), ends in ".tmp" and is unique to the caller when several
+    processes may replace `path` at once."""
+    temp = temp or path + TEMP_SUFFIX
     _write_synced(temp, data, label)
     failpoint(f"{label}.before_rename")
     ops.rename(temp, path)

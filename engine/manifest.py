@@ -1,7 +1,9 @@
 """MANIFEST-<n> snapshots and the CURRENT pointer: the one consistent view of a store.
 
 A MANIFEST is written whole (never edited): format version, live segments with sizes and CRCs, id counters,
-the WAL checkpoint (first live WAL number and last sequence folded into segments) and the next file number.
+the WAL checkpoint (first live WAL number, last sequence folded into segments, and what the live WAL held when
+the MANIFEST was published: its size and last sequence, engine/wal_checkpoint.py), the next file number, and
+the corruption marker a repair resolved (engine/damage.py).
 It is published by writing MANIFEST-<n> durably, then atomically replacing CURRENT with its name and
 fsyncing the directory. Until CURRENT names it, a new MANIFEST does not exist as far as any reader knows.
 """
@@ -25,6 +27,7 @@ from engine.format import (
     MANIFEST_MAX_BODY_BYTES,
     MANIFEST_PREFIX,
     NUMBER_DIGITS,
+    WAL_HEADER_SIZE,
     OLDEST_MIGRATABLE_FORMAT_VERSION,
     OLDEST_STORE_FORMAT_VERSION,
 )
@@ -42,9 +45,12 @@ class Manifest:
     last_sequence: int = 0
     next_file_number: int = 2
     version: int = FORMAT_VERSION
+    wal_size: int = WAL_HEADER_SIZE  # bytes of WAL wal_number durable when published (absent before format 4)
+    wal_sequence: int | None = None  # last sequence durable when published (None: last_sequence)
+    resolved_damage: int | None = None  # body CRC of the DAMAGE marker a repair resolved
 
     def body(self) -> dict:
-        return {
+        body = {
             "version": self.version,
             "number": self.number,
             "segments": self.segments,
@@ -52,7 +58,16 @@ class Manifest:
             "wal_number": self.wal_number,
             "last_sequence": self.last_sequence,
             "next_file_number": self.next_file_number,
+            "wal_size": self.wal_size,
+            "wal_sequence": self.wal_sequence,
         }
+        if self.resolved_damage is not None:
+            body["resolved_damage"] = self.resolved_damage
+        return body
+
+    def __post_init__(self) -> None:
+        if self.wal_sequence is None:  # every batch up to it was durable at publication (segments or WAL)
+            self.wal_sequence = self.last_sequence
 
     def file_name(self) -> str:
         return manifest_name(self.number)
@@ -96,13 +111,23 @@ def decode(data: bytes, path: str, oldest: int = OLDEST_STORE_FORMAT_VERSION) ->
             last_sequence=int(fields["last_sequence"]),
             next_file_number=int(fields["next_file_number"]),
             version=int(fields["version"]),
+            wal_size=int(fields.get("wal_size", WAL_HEADER_SIZE)),
+            wal_sequence=_optional_int(fields.get("wal_sequence")),
+            resolved_damage=_optional_int(fields.get("resolved_damage")),
         )
     except (KeyError, TypeError, ValueError, OverflowError):
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST body lacks required fields") from None
+    if decoded.wal_size < WAL_HEADER_SIZE or decoded.wal_sequence < decoded.last_sequence:
+        raise CorruptionError(path, MANIFEST_HEADER_SIZE, f"MANIFEST WAL checkpoint (size {decoded.wal_size}, "
+                                                          f"sequence {decoded.wal_sequence}) is impossible")
     # The body's CRC only proves it is what was written; a crafted one must not name files outside seg/.
     if not all(_is_segment_entry(entry) for entry in decoded.segments):
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST lists a segment entry it does not describe")
     return decoded
+
+
+def _optional_int(value) -> int | None:
+    return None if value is None else int(value)
 
 
 def _is_segment_entry(entry) -> bool:

@@ -259,8 +259,10 @@ class Segment:
             start = offset + index * block
             stop = min(start + block, offset + length)
             if crc32(self._view[start:stop]) != blocks.crcs[index]:
-                raise CorruptionError(self.path, start, f"column {name!r} checksum mismatch in block {index} "
-                                                        f"(file bytes {start}..{stop})")
+                from engine import damage  # off the path of every read that passes
+
+                raise damage.found(CorruptionError(self.path, start, f"column {name!r} checksum mismatch in block "
+                                                                     f"{index} (file bytes {start}..{stop})"))
             verified[index] = 1
             blocks.unverified -= 1
         if not blocks.unverified:

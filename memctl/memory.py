@@ -190,6 +190,23 @@ class Memory:
         return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
                              hooks=migration_hooks())
 
+    @classmethod
+    def repair(cls, home: str | None = None, tenant: str = "default", dry_run: bool = False, wait: float = 0.0,
+               holder: str = "memctl repair") -> dict:
+        """Salvage a damaged tenant store: every record, WAL batch and raw chunk that still reads back is kept,
+        the indexes are built again from the records, and the result is published atomically (a crash leaves
+        the damaged store or the repaired one; MANIFEST.spec §15). A store `check` finds sound is left as it
+        is, its DAMAGE marker deleted. dry_run: report what would be lost and write nothing. Opens no Memory
+        (writers refuse a damaged store) and reads no settings: {"path", "dry_run", "format", "marker":
+        [finding], "found": [problem], "repaired", "marker_cleared", and when damage was found "lost":
+        {"records", "wal_batches", "raw_chunks"}, "kept", "rebuilt", "migration_steps"}. A store of an older
+        format is migrated on the way, with the hooks `migrate` hands its steps."""
+        from engine.repair import repair_store
+        from memctl.ingest.format3 import migration_hooks
+
+        return repair_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
+                            hooks=migration_hooks())
+
     def compact(self) -> dict:
         """Flush unwritten records and merge every kind's segments into one, dropping deleted data."""
         before = self._segment_bytes()

@@ -27,13 +27,22 @@ def migrate_store(path: str, wait: float = 0.0, holder: str = "memctl migrate", 
         report = {"path": path, "from_version": store.manifest.version, "to_version": FORMAT_VERSION,
                   "dry_run": dry_run, "migrated": False,
                   "wal_batches": store.sequence - store.manifest.last_sequence, "steps": []}
-        for step in pending_steps(store.manifest.version):
-            changes = step.plan(store, hooks or {})
-            store.stage(changes.runs, changes.retired_counters)
-            report["steps"].append({"name": step.NAME, "to_version": step.TO_VERSION, "counts": changes.counts})
+        report["steps"] = stage_pending_steps(store, hooks or {})
         if store.manifest.version < FORMAT_VERSION and not dry_run:
             store.rebuild()
             report["migrated"] = True
     finally:
         store.close()
     return report
+
+
+def stage_pending_steps(store, hooks: dict) -> list:
+    """Run every step the store's format needs on `store`, staging its changes (published by the caller's
+    rebuild); returns [{"name", "to_version", "counts"}] of them. `memctl repair` of an older store runs them
+    too, on the records it salvaged."""
+    done = []
+    for step in pending_steps(store.manifest.version):
+        changes = step.plan(store, hooks)
+        store.stage(changes.runs, changes.retired_counters)
+        done.append({"name": step.NAME, "to_version": step.TO_VERSION, "counts": changes.counts})
+    return done

@@ -23,8 +23,8 @@ INSPECT = "Inspect"
 
 
 class MemctlApp(MemctlGroup):
-    command_order = ("ingest", "index", "r2g", "recall", "search", "check", "compact", "migrate", "stats", "graph",
-                     "raw", "config")
+    command_order = ("ingest", "index", "r2g", "recall", "search", "check", "compact", "migrate", "repair", "stats",
+                     "graph", "raw", "config")
 
 
 app = typer.Typer(
@@ -74,6 +74,7 @@ app.command("search", rich_help_panel=RECALL)(search_cmd.search)
 app.command("check", rich_help_panel=MAINTAIN)(store_cmd.check)
 app.command("compact", rich_help_panel=MAINTAIN)(store_cmd.compact)
 app.command("migrate", rich_help_panel=MAINTAIN)(store_cmd.migrate)
+app.command("repair", rich_help_panel=MAINTAIN)(store_cmd.repair)
 app.command("stats", rich_help_panel=INSPECT)(store_cmd.stats)
 app.add_typer(graph_cmd.graph_app, name="graph", rich_help_panel=INSPECT)
 

@@ -1,4 +1,4 @@
-"""Store maintenance commands: check (fsck), stats, compact, migrate."""
+"""Store maintenance commands: check (fsck), stats, compact, migrate, repair."""
 
 import typer
 
@@ -155,3 +155,62 @@ def migrate(context: typer.Context,
         counts = ", ".join(f"{name} {value:,}" for name, value in step["counts"].items())
         typer.echo(f"  {step['name']}: {counts}")
     typer.echo(f"  unflushed batches folded in: {report['wal_batches']:,}")
+
+
+def repair(context: typer.Context,
+           dry_run: bool = typer.Option(False, "--dry-run", help="Report what would be lost; write nothing."),
+           as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object.")) -> None:
+    """Salvage a damaged store: keep every record, logged batch and raw chunk that still reads back, build the
+    indexes again from the records, and publish the result atomically (a crash leaves the damaged store or the
+    repaired one). Reports exactly what was lost.
+
+    Writers refuse a store that `check` or a reader found damaged until this has run. A store `check` finds
+    sound is left as it is (its damage marker, if any, is removed). With --dry-run: the same report, nothing
+    written, exit 1 when there is damage to repair.
+
+    Example: memctl repair --dry-run
+    """
+    from memctl.memory import Memory
+
+    chosen = options(context)
+    report = Memory.repair(chosen.home, chosen.tenant, dry_run=dry_run, wait=chosen.wait)
+    if as_json:
+        print_json(report)
+    else:
+        _print_repair(report)
+    if dry_run and report["found"]:
+        raise typer.Exit(EXIT_PROBLEMS)
+
+
+def _print_repair(report: dict) -> None:
+    path = report["path"]
+    if not report["found"] and "lost" not in report:
+        cleared = "; its damage marker was removed" if report["marker_cleared"] else ""
+        typer.echo(f"{path}: nothing to repair{cleared}")
+        return
+    for problem in report["found"]:
+        where = problem["file"] if problem["offset"] is None else f"{problem['file']} at offset {problem['offset']}"
+        typer.echo(f"found {where}: {problem['message']}")
+    lost = report["lost"]
+    for segment in lost["records"]["segments"]:
+        typer.echo(f"lost {segment['file']}: unreadable ({segment['reason']}); its records are gone")
+    for table, described in lost["records"]["tables"].items():
+        keys = ", ".join(described["keys"]) if "keys" in described else \
+            f"{described['first_key']} … {described['last_key']}"
+        named = f" (keys: {keys})" if described["known_keys"] else ""
+        typer.echo(f"lost {described['rows']:,} record(s) of {table}{named}")
+    batches = lost["wal_batches"]
+    if batches["count"]:
+        ranges = ", ".join(str(first) if first == last else f"{first}..{last}" for first, last in batches["sequences"])
+        typer.echo(f"lost {batches['count']:,} logged batch(es): sequence {ranges}")
+    for chunk in lost["raw_chunks"]:
+        turns = "" if chunk["turns"] is None else f" ({chunk['turns']} turns)"
+        typer.echo(f"lost raw chunk {chunk['raw_id']}{turns}: {chunk['reason']}")
+    if report["migration_steps"]:
+        steps = ", ".join(step["name"] for step in report["migration_steps"])
+        typer.echo(f"migrated from format {report['format']} on the way: {steps}")
+    kept = report["kept"]
+    done, outcome = ("would keep", "nothing written (--dry-run)") if report["dry_run"] else \
+        ("kept", "repaired, indexes rebuilt")
+    typer.echo(f"{path}: {done} {kept['records']:,} record(s) of segments and {kept['wal_batches']:,} logged "
+               f"batch(es); {outcome}")

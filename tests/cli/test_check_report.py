@@ -84,9 +84,11 @@ def test_a_partial_wal_record_is_a_note_with_its_size(cli, store):
 
 
 def test_problems_are_counted_in_words(cli, store):
-    os.remove(os.path.join(store, "wal", "000001.log"))  # the ingested chunk's blob is an orphan now
+    [blob] = [os.path.join(root, name) for root, _dirs, names in os.walk(os.path.join(store, "raw")) for name in names]
+    with open(blob, "wb") as handle:
+        handle.write(b"not the chunk it names")  # a damaged blob: a problem, found by the raw check
     plant_orphans(store, 2)
     result = cli("check")
     assert result.exit_code == 1
-    assert result.stdout.startswith("problem wal: the live WAL (number 1) is missing\n")
-    assert verdict(result.stdout).startswith("1 problem, 3 notes (")
+    assert result.stdout.startswith(f"problem {os.path.relpath(blob, store)} at offset 0: ")
+    assert verdict(result.stdout).startswith("1 problem, 2 notes (")

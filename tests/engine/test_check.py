@@ -216,7 +216,7 @@ def test_missing_live_wal(store_path):
     populated(store_path).close()
     os.unlink(os.path.join(store_path, live_wal(store_path)))
     report = check_store(store_path)
-    assert problem_files(report) == [(WAL_DIR, None)]
+    assert problem_files(report) == [(live_wal(store_path), None)]
 
 
 def test_a_wal_under_the_wrong_name(store_path):

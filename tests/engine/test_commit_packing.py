@@ -8,7 +8,7 @@ import pytest
 
 from engine.codec import pack
 from engine.format import OP_COUNTER, OP_DELETE, OP_PUT
-from engine.store import Store, _pack_runs, _runs
+from engine.store import Store, _pack_runs, runs_of
 
 VALUES = [None, True, 0, -1, 2**40, 1.5, "", "文本", b"\x00bytes", [1, [2, (3, 4)]], {"k": {"nested": [None]}},
           {b"bin": "bin key"}, "x" * 70000, list(range(20))]
@@ -18,9 +18,9 @@ def test_payload_bytes_equal_packing_the_whole_batch():
     operations = [[OP_PUT, "t", f"k{index}", value] for index, value in enumerate(VALUES)]
     operations += [[OP_DELETE, "t", "k1"], [OP_COUNTER, "c", 7], (OP_PUT, "u" * 40, "key", (1, 2))]
     operations += [[OP_PUT, "t", f"many{index}", index] for index in range(70000)]  # an array32 header
-    pieces, values = _pack_runs(12345, len(operations), _runs(operations))
+    pieces, values = _pack_runs(12345, len(operations), runs_of(operations))
     assert b"".join(pieces) == pack([12345, operations])
-    assert _runs(operations)[:3] == [[OP_PUT, "t", [f"k{index}" for index in range(len(VALUES))], VALUES],
+    assert runs_of(operations)[:3] == [[OP_PUT, "t", [f"k{index}" for index in range(len(VALUES))], VALUES],
                                      [OP_DELETE, "t", ["k1"], None], [OP_COUNTER, "c", [7], None]]
     assert values[:len(VALUES)] == [pack(value) for value in VALUES]
     assert values[len(VALUES):len(VALUES) + 2] == [None, None]

@@ -86,6 +86,16 @@ def test_wal_batches_are_sequence_and_operations(samples_store):
             assert isinstance(rest[0], int if code == 3 else str)
 
 
+def test_the_manifest_records_the_live_wal_its_writers_left(samples_store):
+    """§5: after the last writer closed, `wal_size` is the live WAL's size and `wal_sequence` its last batch."""
+    fields = manifest(samples_store)
+    live = os.path.join(samples_store, "wal", f"{fields['wal_number']:06d}.log")
+    sequences = [decode(payload)[0] for payload in wal_batches(live)]
+    assert fields["wal_size"] == os.path.getsize(live)
+    assert fields["wal_sequence"] == max(sequences, default=fields["last_sequence"]) >= fields["last_sequence"]
+    assert "resolved_damage" not in fields
+
+
 def test_every_records_hashes_column_is_blake2b_64_of_its_keys(samples_store):
     paths = segment_paths(samples_store, "records")
     assert paths

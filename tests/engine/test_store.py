@@ -15,12 +15,13 @@ import pytest
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from engine import fs, kinds, manifest as manifest_module, wal
+from engine import damage, fs, kinds, manifest as manifest_module, wal
 from engine.check import check_store
 from engine.codec import crc32, pack, unpack
 from engine.errors import CorruptionError, EngineError, InputError, StoreClosed, UnsupportedVersion
 from engine.format import (
     CURRENT_FILE,
+    DAMAGE_FILE,
     FORMAT_VERSION,
     GC_LOCK_FILE,
     KIND_RECORDS,
@@ -580,7 +581,11 @@ def test_damage_in_the_middle_of_the_wal_refuses_open_unchanged(store):
         with pytest.raises(CorruptionError) as caught:
             Store.open(store.path, writable=writable)
         assert (caught.value.path, caught.value.offset) == (log, WAL_HEADER_SIZE)
-    assert data_files(store.path) == before
+    # Unchanged but for the DAMAGE marker, which records what the first open found.
+    after = data_files(store.path)
+    assert [(found["file"], found["offset"]) for found in damage.read(store.path).findings] == \
+        [(os.path.join(WAL_DIR, "000001.log"), WAL_HEADER_SIZE)]
+    assert {name: data for name, data in after.items() if name != DAMAGE_FILE} == before
 
 
 def test_damage_in_a_short_wal_refuses_open_instead_of_dropping_batches(store):
@@ -633,7 +638,7 @@ def current_wal_number(store_path: str) -> int:
 @pytest.mark.parametrize(
     "payload, reason",
     [(pack(5), "not [sequence, operations]"), (pack([1]), "not [sequence, operations]"),
-     (pack([99, [[9, T, "k"]]]), "unknown WAL operation code 9"), (b"\xc1", "undecodable")],
+     (pack([2, [[9, T, "k"]]]), "unknown WAL operation code 9"), (b"\xc1", "undecodable")],
 )
 def test_a_wal_batch_of_the_wrong_shape_is_corruption(store, payload, reason):
     put(store, ("a", 1))
@@ -861,8 +866,8 @@ def test_orphans_and_leftovers_are_removed_by_the_next_writer(store):
     put(store, ("a", 1))
     store.flush()
     put(store, ("b", 2))
-    live_manifest = manifest_module.read_current(store.path)
     store.close()
+    live_manifest = manifest_module.read_current(store.path)
     junk = [
         os.path.join(SEGMENT_DIR, "000099.records.seg"),
         os.path.join(SEGMENT_DIR, "000100.records.seg" + TEMP_SUFFIX),

@@ -64,9 +64,17 @@ def old_store_problems(path: str) -> list:
     """Why the store at `path` is not the fixture's old store as its code reads it ([] when it is)."""
     if manifest_version(path) != OLD_VERSION:
         return [f"its MANIFEST is of format {manifest_version(path)}, not {OLD_VERSION}"]
-    expected, found = files_the_old_code_reads(str(FIXTURE)), files_the_old_code_reads(path)
+    return read_files_problems(str(FIXTURE), path)
+
+
+def read_files_problems(expected_path: str, path: str, harmless=lambda name, data: False) -> list:
+    """How the files a reader of the store at `path` reads (files_the_old_code_reads) differ from those of the
+    store at `expected_path`; a file read only at `path` for which `harmless(name, data)` is true is no
+    difference."""
+    expected, found = files_the_old_code_reads(expected_path), files_the_old_code_reads(path)
     problems = [f"{name} is missing" for name in sorted(expected.keys() - found.keys())]
-    problems += [f"{name} would be read too" for name in sorted(found.keys() - expected.keys())]
+    problems += [f"{name} would be read too" for name in sorted(found.keys() - expected.keys())
+                 if not harmless(name, found[name])]
     problems += [f"{name} differs" for name in sorted(expected.keys() & found.keys()) if expected[name] != found[name]]
     return problems
 
@@ -124,3 +132,12 @@ def migrated_problems(path: str) -> list:
 def outcome_problems(path: str) -> list:
     """[] when the store at `path` is the old store intact or the fixture completely migrated."""
     return old_store_problems(path) if manifest_version(path) == OLD_VERSION else migrated_problems(path)
+
+
+def finished_problems(path: str) -> list:
+    """Why the store at `path`, migrated once more unarmed, is not the fixture migrated, or why one more migration
+    changes it ([] when neither)."""
+    problems = [f"after the last migration: {problem}" for problem in migrated_problems(path)]
+    if not problems and migrate(path)["migrated"]:
+        problems.append("a migration of the migrated store migrated it again")
+    return problems
