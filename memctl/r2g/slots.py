@@ -31,7 +31,8 @@ Precision first, so a frame is dropped when: the clause is a question; the value
 value that is no name, a date or number without a digit or numeral); an English "my Y is Z" names no lexicon
 slot, or "my favorite Y" (a preference: memctl/r2g/preferences.py); an English free slot's value holds no name,
 number or address ("Melanie's painting is amazing"); the holder is another pronoun (his, your, 他的 without a
-topic).
+topic); X of 我X的Y is a verb of liking or doing (我喜欢的手机是…, 我参观的医院是…: a preference or an event;
+after a verb of using or keeping, 我用的手机是…, Y is the speaker's own); Y ends in a pronoun (我表姐她是…).
 """
 
 from __future__ import annotations
@@ -141,6 +142,13 @@ def _zh_frames() -> tuple:
 
 _ZH_THEIR = re.compile(r"^(?:他们|她们|他|她)")  # 我同事他们公司: the colleague's company
 _ZH_FORMER = frozenset({"以前", "之前", "原来", "过去"})
+# 我V的Y是Z is "the Y I V", not Y of a holder V: after a verb of using or keeping, Y is the speaker's (我用的手机
+# 是… = my phone is …); after a verb of liking it is a preference (memctl/r2g/preferences.py), after another verb
+# an event (我参观的医院是…), neither an attribute.
+_ZH_USING_VERBS = frozenset({"用", "使用", "在用", "常用", "平时用", "现在用", "穿", "开", "养", "戴", "拥有"})
+_ZH_OTHER_VERBS = frozenset({"喜欢", "最喜欢", "特别喜欢", "爱", "最爱", "中意", "偏爱", "讨厌", "参观", "路过",
+                             "经过", "去", "去过", "买", "看", "看过", "参加", "住"})
+_ZH_PRONOUN_END = re.compile(r"(?:他们|她们|他|她|它)$")  # 我表姐她是…: said of the cousin, no slot named
 _ZH_EVALUATIVE_ADVERBS = frozenset({"真", "确实", "实在", "可"})
 _ZH_TOPIC = re.compile(r"^我[^，。的]{0,8}的(?P<topic>[^，。的]{2,24})$")  # 我将要参加的X，它的…
 _ZH_CLAUSE = re.compile(r"(?:[^，,；;：:。！？!?\n]|(?<=\d):(?=\d))+")  # 14:00 is a time, not a clause break
@@ -225,10 +233,12 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
     base = start
     if match.groupdict().get("adverb") in _ZH_EVALUATIVE_ADVERBS:
         return None  # 环境真是整洁又明亮: an evaluation, not a value
-    if frame == "relative" and (match["x"] in _ZH_FORMER or (
+    if frame == "relative" and (match["x"] in _ZH_FORMER or match["x"] in _ZH_OTHER_VERBS or (
             match["x"] != "家" and not lexicon.person_noun(match["x"], "zh")
             and lexicon.named_by(match["y"], "zh") is None)):
         return None  # 我以前的…: the own frame's; 我住的那个小区叫…: X is no relative and Y no slot (a verb?)
+    if frame == "own" and _ZH_PRONOUN_END.search(match["y"]):
+        return None
     if frame == "called":
         if not lexicon.person_noun(match["x"], "zh"):
             return None
@@ -252,9 +262,9 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         if topic is None:
             return None
         holder = topic
-    elif frame == "relative" and match["x"] != "家":
+    elif frame == "relative" and match["x"] != "家" and match["x"] not in _ZH_USING_VERBS:
         holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
-    elif frame in ("own", "relative"):  # 我家的猫 is 我的猫
+    elif frame in ("own", "relative"):  # 我家的猫 is 我的猫, 我用的手机 is 我的手机
         holder = _speaker(state, base + match.start())
     else:
         holder = _holder(state, match["x"], base + match.start("x"), base + match.end("x"))

@@ -48,6 +48,7 @@ def _slots(text: str, speaker: str | None = None, ref_time="2024-04-01") -> list
      [("用户", "colleague", "陈博文", "stated"), ("陈博文", "education", "硕士", "stated")]),
     ("我将要参加的游戏音悦盛宴，它的持续时间是八个周。", "用户", [("游戏音悦盛宴", "duration", "八个周", "stated")]),
     ("我的爱好是书法。", None, [("用户", "hobby", "书法", "stated")]),
+    ("我平时用的手机是小米12。", "用户", [("用户", "device", "小米12", "stated")]),  # the phone I use: mine
     ("My sister's name is Amy.", "Caroline", [("Caroline's sister", "name", "Amy", "stated")]),
     ("I think my mom's phone number is 555-123-4567.", "Ann", [("Ann's mom", "phone", "555-123-4567", "stated")]),
     ("Mom's birthday is May 5.", "Ann", [("Ann's mom", "birthday", "May 5", "stated")]),
@@ -73,6 +74,9 @@ def test_generic_frames_give_holder_slot_and_value(text, speaker, expected):
     "我的上司的电话是很难记。",  # evaluative, and no phone number
     "我的电脑有问题。",  # 有 is a copula before a number only (身高有172厘米)
     "我特别中意华为Mate60这款手机。",  # the 为 of 华为 is no copula
+    "我喜欢的手机是OPPOFindX3。",  # the phone I like: a preference, not an attribute of a holder 喜欢
+    "我参观的医院是一家口腔医院。",  # the hospital I visited: an event
+    "我表姐她是资深设计师。",  # said of the cousin, no slot named (not a slot 表姐她 of the speaker)
     "Losing my job was a bummer, but it pushed me.",  # "my job" is not the subject
     "Melanie's painting is amazing!",  # a free slot without a name or number
     "Tim's band is performing at the Blue Note tomorrow.",  # a progressive
