@@ -49,6 +49,8 @@ class EdgeType(str, Enum):
     RECIPIENT = "RECIPIENT"
     CAUSE = "CAUSE"
     BENEFICIARY = "BENEFICIARY"
+    SUBJECT = "SUBJECT"
+    VALUE = "VALUE"
 
 
 # Semantic-role edges go from a Fact to the Entity (or Time entity) that fills the role (seed R2G-3).
@@ -66,6 +68,8 @@ ROLE_EDGES = frozenset(
     }
 )
 ROLE_NAMES = tuple(sorted(role.value for role in ROLE_EDGES))
+# A slot fact (subject, slot, value) → the Entity that holds the attribute, and the Entity its value names.
+SLOT_EDGES = frozenset({EdgeType.SUBJECT, EdgeType.VALUE})
 
 # Entity kinds the extractors produce (seed R2G-1 NER: Person/Org/Location/Object/Time/...).
 ENTITY_TYPES = ("Person", "Location", "Organization", "Product", "Object", "Time", "Other")
@@ -174,7 +178,8 @@ class RawRef:
 class Node:
     """A memory node (seed §2.3). Type-specific content lives in `attributes`:
 
-    Fact: predicate {normalized, raw}, negation, modality, time {value, granularity, expression}, roles.
+    Fact: predicate {normalized, raw}, negation, modality, time {value, granularity, expression}, roles; a slot
+    fact instead subject, subject_type, slot, slot_surface, lexicon, value, value_entity, polarity, time.
     Preference: polarity (+1/-1), object, kind. Entity: entity_type, aliases, canonical. Concept: key, labels.
     """
 

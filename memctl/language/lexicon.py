@@ -43,11 +43,25 @@ def use_directory(directory: str | None) -> None:
 
 
 def load_yaml(name: str):
-    import yaml
-
+    """The lexicon file `name` of the lexicon directory in use, else the shipped one."""
     path = DATA_DIRECTORY / name
     if _directory is not None and (_directory / name).is_file():
         path = _directory / name
+    return read_yaml(path)
+
+
+def load_yaml_layers(name: str) -> list:
+    """The shipped lexicon file `name`, then the lexicon directory's file of that name when it has one: for a
+    lexicon a user extends rather than replaces (slots.yaml)."""
+    layers = [(DATA_DIRECTORY / name, read_yaml(DATA_DIRECTORY / name))]
+    if _directory is not None and (_directory / name).is_file():
+        layers.append((_directory / name, read_yaml(_directory / name)))
+    return layers
+
+
+def read_yaml(path: Path):
+    import yaml
+
     # libyaml's parser reads the lexicons about ten times faster than the pure-Python one (2 s → 0.2 s).
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, encoding="utf-8") as handle:

@@ -8,6 +8,11 @@ Node keys are the deterministic ids of memctl.model, so a rebuild regenerates th
            negation, modality and role fillers, the day the event's (else the turn's), so the same event said
            twice on a day is one node whose frequency rises (R2G-4). A predicate with no participant but a
            time (a bare "inspiring") is no Fact: the Episode keeps its words;
+- slot Fact node_id(Fact, tenant, "slot", subject entity key, slot, normalised value, polarity): an attribute
+           statement (memctl/r2g/slots.py), one node per claim however often and whenever it is made; props
+           attributes {subject, subject_type, slot, slot_surface, lexicon, value, value_entity?, polarity,
+           time?}, title "<subject> <slot as written>: <value>" ("formerly"/"not" before a value ended or
+           denied), keywords the slot as written and the value;
 - Preference  fingerprint(holder | polarity | object), without a time bucket: a standing wish repeated later is
            the same preference;
 - Concept  concept_id(tenant, lexicon key);
@@ -20,6 +25,11 @@ weights do not depend on the day a conversion ran):
 - Episode → RawChunk DERIVED_FROM {offset, length}, → Entity MENTIONS, → Concept ABOUT;
 - Fact → Entity AGENT/PATIENT/LOCATION/TIME/… and MENTIONS (each filler but times), → Episode and → RawChunk
   DERIVED_FROM, → Concept ABOUT, → Fact SAME_AS (events.py);
+- slot Fact → Entity SUBJECT (the holder) and VALUE (the entity or time its value names, if any), each with
+  MENTIONS, → Time TIME (the statement's own time words), DERIVED_FROM and ABOUT as a Fact. Not AGENT and
+  PATIENT: the holder of a state does nothing (用户的婶婶 does not act in "my aunt's phone is …"), and role
+  edges of their own let "every attribute of X" be X's incoming SUBJECT edges, apart from the events X took
+  part in, while SAME_AS (which compares AGENT and PATIENT) never joins an attribute to an event;
 - Preference → Episode and → RawChunk DERIVED_FROM, → Concept ABOUT (only from speakers that are not the
   assistant: its "以后优先用中文回答你" echoes the user's wish);
 - Episode → Episode TEMPORAL_NEXT {same_session, speaker_change} and SIMILAR_TO {score} (the builder's).
@@ -167,6 +177,8 @@ class TurnEmitter:
             concepts = [self._concept(context, hit, extraction.lang) for hit in extraction.concepts]
             for fact in extraction.facts:
                 self._fact(context, fact, entity_keys, time_keys, concepts)
+            for slot in extraction.slots:
+                self._slot_fact(context, slot, entity_keys, time_keys, concepts)
             if not _assistant(meta["speaker"]):
                 for hit in extraction.preferences:
                     self._preference(context, hit, concepts)
@@ -268,9 +280,7 @@ class TurnEmitter:
                 if filler.entity is not None:
                     target = (entity_keys[filler.entity], context.extraction.entities[filler.entity].canonical)
                 elif filler.time is not None:
-                    if filler.time not in time_keys:
-                        time_keys[filler.time] = self._time(context, context.extraction.times[filler.time])
-                    target = time_keys[filler.time]
+                    target = self._time_key(context, time_keys, filler.time)
                 else:
                     continue  # a pronoun nobody resolved
                 if target not in roles.setdefault(role, []):
@@ -290,21 +300,68 @@ class TurnEmitter:
                                  "roles": {role: [name for _, name in fillers] for role, fillers in roles.items()},
                                  "first_seen": context.first_seen(fact.start)})
         created = self.draft.node(key, "Fact", node)
-        timed, seconds = context.timed, context.seconds
         for role, fillers in roles.items():
             for target, _name in fillers:
-                self._edge(key, role, target, fact.confidence, timed, seconds)
-                if role != "TIME":
-                    # Each entity the fact refers to; the role edge says how. (Not every entity of its sentence:
-                    # facts × entities per sentence would be most of the graph's edges on long turns.)
-                    self._edge(key, "MENTIONS", target, fact.confidence, timed, seconds)
+                self._argument(context, key, role, target, fact.confidence)
+        self._evidence(context, key, concepts)
+        if created:
+            for other in self.events.same_events(key, signature(fact, context.extraction, context.meta["ts"])):
+                self._edge(key, "SAME_AS", other, 0.8, context.timed, context.seconds)
+
+    def _argument(self, context, key: str, role: str, target: str, confidence: float) -> None:
+        """A role edge from a fact, and MENTIONS of the entity it points to (not of a time): each entity the fact
+        refers to, not every entity of its sentence (facts × entities per sentence would be most of the graph's
+        edges on long turns)."""
+        self._edge(key, role, target, confidence, context.timed, context.seconds)
+        if role != "TIME":
+            self._edge(key, "MENTIONS", target, confidence, context.timed, context.seconds)
+
+    def _evidence(self, context, key: str, concepts) -> None:
+        """DERIVED_FROM the turn's Episode and its raw chunk, ABOUT the sentence's concepts."""
+        timed, seconds = context.timed, context.seconds
         self._edge(key, "DERIVED_FROM", context.episode, 1.0, timed, seconds)
         self._edge(key, "DERIVED_FROM", context.sentence_ref["raw_id"], 1.0, timed, seconds)
         for concept_key in concepts:
             self._edge(key, "ABOUT", concept_key, CONCEPT_CONFIDENCE, timed, seconds)
-        if created:
-            for other in self.events.same_events(key, signature(fact, context.extraction, context.meta["ts"])):
-                self._edge(key, "SAME_AS", other, 0.8, timed, seconds)
+
+    def _slot_fact(self, context, slot, entity_keys, time_keys, concepts) -> None:
+        """A slot fact (memctl/r2g/slots.py): its key is the claim, subject + slot + value + polarity, so the
+        same statement made again is the same node (its frequency and raw_refs grow) and another value is
+        another node. No day in the key: a standing attribute is not an event of a day."""
+        extraction = context.extraction
+        subject_key = entity_keys[slot.subject_entity]
+        subject = extraction.entities[slot.subject_entity]
+        value_target = None
+        if slot.value_entity is not None:
+            value_target = (entity_keys[slot.value_entity], extraction.entities[slot.value_entity].canonical)
+        elif slot.value_time is not None:
+            value_target = self._time_key(context, time_keys, slot.value_time)
+        time_target = None if slot.time is None else self._time_key(context, time_keys, slot.time)
+        key = node_id(NodeType.FACT, self.tenant, "slot", subject_key, slot.slot, normalize_text(slot.value),
+                      slot.polarity)
+        attributes = {"subject": subject.canonical, "subject_type": subject.type, "slot": slot.slot,
+                      "slot_surface": slot.slot_surface, "lexicon": slot.lexicon, "value": slot.value,
+                      "polarity": slot.polarity, "first_seen": context.first_seen(slot.start)}
+        if value_target is not None:
+            attributes["value_entity"] = value_target[1]
+        if slot.time is not None:
+            attributes["time"] = extraction.times[slot.time].to_dict()
+        names = [subject.canonical] + ([value_target[1]] if value_target is not None else [])
+        node = props(self.tenant, title=_slot_title(slot, subject.canonical), text=context.sentence.text,
+                     raw_refs=[context.sentence_ref], keywords=list(dict.fromkeys((slot.slot_surface, slot.value))),
+                     entities=list(dict.fromkeys(names)), confidence=slot.confidence, recency=context.meta["ts"],
+                     sentiment=extraction.sentiment, attributes=attributes)
+        self.draft.node(key, "Fact", node)
+        for edge_type, target in (("SUBJECT", subject_key), ("VALUE", value_target and value_target[0]),
+                                  ("TIME", time_target and time_target[0])):
+            if target is not None:
+                self._argument(context, key, edge_type, target, slot.confidence)
+        self._evidence(context, key, concepts)
+
+    def _time_key(self, context, time_keys: dict, index: int) -> tuple[str, str]:
+        if index not in time_keys:
+            time_keys[index] = self._time(context, context.extraction.times[index])
+        return time_keys[index]
 
     def _preference(self, context, hit, concepts) -> None:
         holder = context.meta["speaker"] or "user"
@@ -320,11 +377,7 @@ class TurnEmitter:
                                  "trigger": hit.trigger, "holder": holder,
                                  "first_seen": context.first_seen(hit.start)})
         self.draft.node(key, "Preference", node)
-        timed, seconds = context.timed, context.seconds
-        self._edge(key, "DERIVED_FROM", context.episode, 1.0, timed, seconds)
-        self._edge(key, "DERIVED_FROM", context.sentence_ref["raw_id"], 1.0, timed, seconds)
-        for concept_key in concepts:
-            self._edge(key, "ABOUT", concept_key, CONCEPT_CONFIDENCE, timed, seconds)
+        self._evidence(context, key, concepts)
 
 
 @dataclass
@@ -380,6 +433,14 @@ def _fact_title(fact, roles: dict) -> str:
     parts = [f"{role.lower()} {', '.join(name for _, name in targets)}" for role, targets in roles.items()]
     head = f"{'not ' if fact.negation else ''}{fact.modality + ' ' if fact.modality else ''}{fact.predicate}"
     return f"{head}({'; '.join(parts)})" if parts else head
+
+
+def _slot_title(slot, subject: str) -> str:
+    """"用户的婶婶 电话号码: 155…", in the sentence's own words: the index finds a slot fact by what was said,
+    not by the lexicon's other names for the slot (a "名字" query matched every "我同事叫…" and cost MemDaily dev
+    Recall@5)."""
+    head = {"negated": "not ", "ended": "formerly "}.get(slot.polarity, "")
+    return f"{subject} {slot.slot_surface}: {head}{slot.value}"
 
 
 def _day_bucket(time: dict | None, ts: str | None) -> str | None:

@@ -98,7 +98,7 @@ def _elements(item: dict, result) -> dict:
         "roles": (gold_roles, predicted_roles, lambda g, p: g[0] == p[0] and _names_match(str(g[1]), p[1])),
         "predicates": (gold_predicates, predicted_predicates, lambda g, p: g == p),
         "preferences": (gold_preferences, predicted_preferences,
-                        lambda g, p: g[0] == p[0] and _objects_match(g[1], p[1])),
+                        lambda g, p: g[0] == p[0] and objects_match(g[1], p[1])),
     }
 
 
@@ -150,7 +150,9 @@ def _time_match(gold: tuple, predicted: tuple) -> bool:
     return gold[1] == predicted[1] and gold[2] == predicted[2]
 
 
-def _objects_match(gold: str, predicted: str) -> bool:
+def objects_match(gold: str, predicted: str) -> bool:
+    """Preference objects (and the values of tools/r2g_eval/attributes.py's labelled attributes) match when one
+    contains the other with at least 30% of its length, or their word (Chinese: character) F1 is at least 0.5."""
     gold, predicted = normalize_text(gold), normalize_text(predicted)
     shorter, longer = sorted((gold, predicted), key=len)
     if shorter and shorter in longer and len(shorter) >= 0.3 * len(longer):

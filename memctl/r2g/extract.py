@@ -1,8 +1,11 @@
 """R2G extraction for one sentence, and the Episode-level summary and importance of a turn.
 
 `extract(sentence)` is pure: no storage, no network, deterministic. It returns entities (deduplicated within the
-sentence by normalised name and type), facts with their roles pointing at those entities (or at `times`),
-preferences, concepts, keywords and the time expressions. The builder turns these into nodes and edges.
+sentence by normalised name and type), facts with their roles pointing at those entities (or at `times`), slot
+facts (memctl/r2g/slots.py: holder, slot, value), preferences, concepts, keywords and the time expressions. The
+builder turns these into nodes and edges. A clause a slot frame reads is that slot fact's: the language
+analyser's facts inside it are left out, since they state the same thing with the attribute or holder lost
+(我婶婶的电话号码是… → be(agent 电话号码)).
 
     >>> result = extract("小明在公园里踢足球")
     >>> [(entity.name, entity.type) for entity in result.entities]
@@ -23,6 +26,7 @@ from memctl.r2g.lang import detect_language
 from memctl.r2g.preferences import PreferenceHit, find_preferences, is_instruction
 from memctl.r2g.recent import Recent
 from memctl.r2g.sentences import Sentence, split_sentences
+from memctl.r2g.slots import SlotFact, find_slots
 from memctl.r2g.structures import Analysis, Mention, RawFact
 
 MAX_KEYWORDS = 16
@@ -97,6 +101,7 @@ class Extraction:
     lang: str
     entities: list[Entity] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
+    slots: list[SlotFact] = field(default_factory=list)
     preferences: list[PreferenceHit] = field(default_factory=list)
     concepts: list[ConceptHit] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
@@ -109,6 +114,7 @@ class Extraction:
             "lang": self.lang,
             "entities": [entity.to_dict() for entity in self.entities],
             "facts": [fact.to_dict() for fact in self.facts],
+            "slots": [slot.to_dict() for slot in self.slots],
             "preferences": [preference.to_dict() for preference in self.preferences],
             "concepts": [concept.to_dict() for concept in self.concepts],
             "keywords": list(self.keywords),
@@ -147,8 +153,10 @@ def _extract(sentence: str, lang: str, times: list[TimeExpr], speaker: str | Non
     for mention in analysis.mentions:
         _entity(result, entity_index, mention)
     if not instruction:
+        result.slots = _slots(result, entity_index, find_slots(sentence, lang, speaker, analysis.mentions, times))
         for raw_fact in analysis.facts:
-            result.facts.append(_fact(result, entity_index, raw_fact, speaker, lang))
+            if not any(slot.start <= raw_fact.start and raw_fact.end <= slot.end for slot in result.slots):
+                result.facts.append(_fact(result, entity_index, raw_fact, speaker, lang))
     _renumber(result)
     result.concepts = find_concepts(sentence, lang)
     result.keywords = _keywords(analysis, result)
@@ -203,6 +211,18 @@ def _fact(result: Extraction, entity_index: dict, raw: RawFact, speaker: str | N
                 raw.from_lexicon)
 
 
+def _slots(result: Extraction, entity_index: dict, slots: list[SlotFact]) -> list[SlotFact]:
+    kept = []
+    for slot in slots:
+        slot.subject_entity = _entity(result, entity_index, slot.holder)
+        if slot.subject_entity is None:
+            continue
+        if slot.value_mention is not None:
+            slot.value_entity = _entity(result, entity_index, slot.value_mention)
+        kept.append(slot)
+    return kept
+
+
 def _first_person(text: str, lang: str) -> bool:
     names = gazetteer()
     return text in names.first_person_zh if lang == "zh" else text.lower() in ("i", "me", "myself")
@@ -228,6 +248,10 @@ def _renumber(result: Extraction) -> None:
             for filler in fillers:
                 if filler.entity is not None:
                     filler.entity = new_index[filler.entity]
+    for slot in result.slots:
+        slot.subject_entity = new_index[slot.subject_entity]
+        if slot.value_entity is not None:
+            slot.value_entity = new_index[slot.value_entity]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -422,10 +446,11 @@ def episode_summary(turn, ref_time=None, lang: str | None = None) -> str:
     Heuristic: a turn of at most SHORT_TURN_CHARS (160 English / 60 Chinese characters) is kept whole, white
     space collapsed: it is already a summary of itself. A longer turn is cut to a budget of 40% of its length,
     at least the short limit and at most SUMMARY_CAP_CHARS (240 / 100). Sentences are scored by content —
-    2 per fact, 1.5 per named entity, 1 per resolved time, 2 per preference, 0.5 per concept, 0.5 for the
-    first sentence, -2 for a phatic sentence ("Wow, thanks!") and -0.5 for a question — and the best are taken
-    in their original order while they fit; the first one that does not fit is cut at a word boundary with "…"
-    when nothing has been taken yet. A long turn's summary is therefore always shorter than the turn.
+    2 per fact (slot facts included), 1.5 per named entity, 1 per resolved time, 2 per preference, 0.5 per
+    concept, 0.5 for the first sentence, -2 for a phatic sentence ("Wow, thanks!") and -0.5 for a question —
+    and the best are taken in their original order while they fit; the first one that does not fit is cut at a
+    word boundary with "…" when nothing has been taken yet. A long turn's summary is therefore always shorter
+    than the turn.
     """
     analysis = turn if isinstance(turn, TurnAnalysis) else analyze_turn(turn, ref_time, lang)
     lang = analysis.lang
@@ -451,8 +476,8 @@ def episode_summary(turn, ref_time=None, lang: str | None = None) -> str:
 def _sentence_score(index: int, sentence: Sentence, extraction: Extraction) -> float:
     named = sum(1 for entity in extraction.entities if entity.type in ("Person", "Location", "Organization", "Product"))
     resolved = sum(1 for time in extraction.times if time.granularity != "unspecified")
-    score = (2 * len(extraction.facts) + 1.5 * named + resolved + 2 * len(extraction.preferences)
-             + 0.5 * len(extraction.concepts) + (0.5 if index == 0 else 0.0))
+    score = (2 * (len(extraction.facts) + len(extraction.slots)) + 1.5 * named + resolved
+             + 2 * len(extraction.preferences) + 0.5 * len(extraction.concepts) + (0.5 if index == 0 else 0.0))
     if _PHATIC.match(sentence.text.strip()):
         score -= 2
     if sentence.text.rstrip().endswith(("?", "？")):
@@ -475,7 +500,7 @@ def importance(turn, ref_time=None, lang: str | None = None, parameters: dict | 
 
         0.3 base
       + 0.2 when the turn states a preference or instruction (they steer every later answer)
-      + 0.1 per fact whose predicate is in the lexicon (lexicon_fact), at most 0.2 (lexicon_fact_cap)
+      + 0.1 per fact whose predicate (or slot) is in the lexicon (lexicon_fact), at most 0.2 (lexicon_fact_cap)
       + 0.1 when it names a person, place, organisation or product (named)
       + 0.1 when it dates something: a resolved time expression (dated)
       + 0.1 × the strongest emotion's arousal (arousal)
@@ -492,7 +517,8 @@ def importance(turn, ref_time=None, lang: str | None = None, parameters: dict | 
     score = parameters["base"]
     if any(extraction.preferences for extraction in extractions):
         score += parameters["preference"]
-    lexicon_facts = sum(1 for extraction in extractions for fact in extraction.facts if fact.from_lexicon)
+    lexicon_facts = sum(sum(1 for fact in extraction.facts if fact.from_lexicon)
+                        + sum(1 for slot in extraction.slots if slot.lexicon) for extraction in extractions)
     score += min(parameters["lexicon_fact"] * lexicon_facts, parameters["lexicon_fact_cap"])
     if any(entity.type in ("Person", "Location", "Organization", "Product")
            for extraction in extractions for entity in extraction.entities):
@@ -502,6 +528,7 @@ def importance(turn, ref_time=None, lang: str | None = None, parameters: dict | 
     score += parameters["arousal"] * max((extraction.sentiment["arousal"] for extraction in extractions), default=0.0)
     if len(analysis.text) > parameters["long_turn_chars"]:
         score += parameters["long_turn"]
-    if not any(extraction.facts or extraction.entities or extraction.preferences for extraction in extractions):
+    if not any(extraction.facts or extraction.slots or extraction.entities or extraction.preferences
+               for extraction in extractions):
         score += parameters["small_talk"]
     return round(min(max(score, parameters["floor"]), 1.0), 3)

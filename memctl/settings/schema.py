@@ -269,7 +269,8 @@ KEYS: tuple = (
     Key("r2g.importance.floor", SHARE, 0.05, "ours", (IMPORTANCE,), "Importance is at least this."),
     Key("r2g.lexicon_directory", OptionalPath("directory"), None, "ours", (BUILDER, "memctl/r2g/external.py"),
         "A directory whose lexicon files (predicates.yaml, aliases.yaml, concepts.yaml, gazetteer.yaml, "
-        "en_words.yaml, zh_words.yaml, sentiment.yaml) replace the shipped ones of memctl/data."),
+        "en_words.yaml, zh_words.yaml, sentiment.yaml) replace the shipped ones of memctl/data; its slots.yaml "
+        "extends the shipped slot lexicon (a slot of the same name is replaced)."),
 )
 
 BY_NAME: dict = {key.name: key for key in KEYS}

@@ -2,16 +2,18 @@
 
 import pytest
 
-from memctl.model import (ROLE_EDGES, Edge, EdgeType, Node, NodeType, RawRef, concept_id, edge_id, edge_weight,
+from memctl.model import (ROLE_EDGES, SLOT_EDGES, Edge, EdgeType, Node, NodeType, RawRef, concept_id, edge_id, edge_weight,
                           entity_id, episode_id, fingerprint, make_edge, node_id, normalize_text)
 
 
-def test_types_cover_the_seed():
+def test_types_cover_the_seed_and_the_slot_facts():
     assert {item.value for item in NodeType} == {"Episode", "Fact", "Preference", "Concept", "Entity", "Task", "Meta"}
     expected_edges = {"TEMPORAL_NEXT", "ABOUT", "MENTIONS", "CAUSES", "CAUSED_BY", "SUPPORTS", "CONTRADICTS",
                       "DERIVED_FROM", "REFERS_TO", "SIMILAR_TO", "SAME_AS", "VERSION_NEXT", "ACTIVE_OF", "AGENT",
                       "PATIENT", "LOCATION", "TIME", "MANNER", "INSTRUMENT", "RECIPIENT", "CAUSE", "BENEFICIARY"}
-    assert {item.value for item in EdgeType} == expected_edges
+    slot_edges = {"SUBJECT", "VALUE"}  # issue 18: a slot fact → its holder and the entity its value names
+    assert {item.value for item in EdgeType} == expected_edges | slot_edges
+    assert {edge.value for edge in SLOT_EDGES} == slot_edges
     assert {role.value for role in ROLE_EDGES} == {"AGENT", "PATIENT", "LOCATION", "TIME", "MANNER", "INSTRUMENT",
                                                    "RECIPIENT", "CAUSE", "BENEFICIARY"}
 

@@ -130,16 +130,19 @@ def test_importance_ranks_content_over_small_talk():
 
 
 def test_chinese_attribute_statements_link_to_one_named_event():
+    """Issue 18: "X的Y是Z" is a slot fact (memctl/r2g/slots.py), which replaces the analyser's has_Y fact."""
     place = extract("模型艺术盛宴的地点是北京。")
-    [fact] = place.facts
-    assert fact.predicate == "has_地点"
-    owner = place.entities[fact.roles["AGENT"][0].entity]
+    [slot] = place.slots
+    assert place.facts == [] and (slot.slot, slot.slot_surface, slot.value) == ("venue", "地点", "北京")
+    owner = place.entities[slot.subject_entity]
     assert (owner.name, owner.type) == ("模型艺术盛宴", "Other")
-    assert place.entities[fact.roles["PATIENT"][0].entity].name == "北京"
+    assert place.entities[slot.value_entity].name == "北京"
     size = extract("大湾区中学语文教育创新论坛的规模是六千人。")
-    [fact] = size.facts
-    assert fact.roles["PATIENT"][0].text == "六千人" and fact.roles["PATIENT"][0].entity is None
-    assert extract("王强的妻子是一名护士。").facts[0].predicate == "be"
+    [slot] = size.slots
+    assert (slot.slot, slot.value, slot.value_entity) == ("scale", "六千人", None)
+    assert size.entities[slot.subject_entity].name == "大湾区中学语文教育创新论坛"
+    nurse = extract("王强的妻子是一名护士。")  # the wife's job, not a partner named 一名护士
+    assert nurse.slots == [] and nurse.facts[0].predicate == "be"
 
 
 def test_the_memo_keeps_sentences_without_times_and_answers_them_without_new_work():

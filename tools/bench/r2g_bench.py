@@ -209,11 +209,14 @@ def report(measured: list, probe: dict, runs: int, spent: list) -> str:
                      f"{median_of(results, 'ingest', 1):.2f}",
                      f"{median_of(results, 'r2g', 0):.2f} / {median_of(results, 'r2g', 1):.2f}",
                      f"{item['rate_cpu']:,.0f}", f"{item['rate_wall']:,.0f}",
+                     f"{1000 * median_of(results, 'r2g', 0) / item['turns']:.2f}",
+                     f"{statistics.median(result['bytes'] for result in results) / item['turns']:,.0f}",
                      f"{median_of(results, 'r2g', 2) / 1024:,.0f} MiB",
                      f"{median_of(results, 'again', 1):.2f} s",
                      "yes" if item["rate_cpu"] >= TARGET_TURNS_PER_SECOND else "NO"])
     lines = [table(["input", "turns", "ingest CPU / wall s", "r2g CPU / wall s", "turns/s (CPU)", "turns/s (wall)",
-                    "r2g max RSS", "r2g again (0 new)", f">= {TARGET_TURNS_PER_SECOND}/s"], rows), ""]
+                    "r2g CPU ms/turn", "store bytes/turn", "r2g max RSS", "r2g again (0 new)",
+                    f">= {TARGET_TURNS_PER_SECOND}/s"], rows), ""]
     locomo = measured[0]["runs"][0]
     graph = locomo["graph"]
     lines += [f"Graph built from {measured[0]['name']} ({locomo['summary']['turns']:,} turns, "
@@ -240,7 +243,8 @@ def report(measured: list, probe: dict, runs: int, spent: list) -> str:
     both_seconds, both_mb = probe["both"]
     lines += [f"- Medians of {runs} run(s); CPU = user + system of the process (one core), wall includes waiting "
               "for the machine. Each run: a fresh store, `memctl ingest --raw INPUT --quiet`, `memctl r2g --json`, "
-              "then `memctl r2g` again (idempotent: 0 new chunks).",
+              "then `memctl r2g` again (idempotent: 0 new chunks). Store bytes/turn: every file of the store after "
+              "those runs (raw chunks, segments, WAL), divided by the turns.",
               f"- Chinese dictionary (engine.text.chinese, its compiled files built): the text index's tokenizer cuts "
               f"its first sentence {index_seconds:.2f} s after the import ({index_mb:.0f} MiB resident); the R2G "
               f"Chinese analyser (the lexicons, and its own compiled dictionary with the lexicon words) adds "

@@ -1,0 +1,532 @@
+"""Slot facts from the generic attribute frames of one sentence (issue 18): who holds which attribute, and its
+value, in the form the facts issue versions (seed 001 §2.3, §7.1).
+
+Frames, clause by clause (a Chinese clause ends at ，,；;：:!?, an English one at ;:!?— and a period before a space;
+an English frame may follow only a few lead-in words: "Losing my job was …" is no statement about a job; an
+English value ends before a subordinate clause or a clause with a subject of its own):
+
+    English                              Chinese                        holder            slot  value
+    my X's Y is Z                        我X的Y是Z, 我的X的Y是Z,         the speaker's X   Y     Z
+                                         我XY是Z (X a relative, Y a slot)
+    X's Y is Z  (X a name)               X的Y是Z   (X a name or thing)   X                 Y     Z
+    my Y is Z                            我的Y是Z, 我Y是Z                the speaker       Y     Z
+    my X is called/named Z               我X叫Z                          the speaker's X   name  Z
+    Z is my Y   (Y a person slot)        Z是我的Y                        the speaker       Y     Z
+                                         其Y是Z, 它的Y是Z                the clause before's topic (Z of
+                                                                        "Z是我的Y", T of "我…的T")
+
+Is/是 also stand as was, 为, 叫 (名字叫…) and, before a number, 有 (身高有172厘米). Y is mapped through the slot
+lexicon (memctl.language.slot_lexicon); a Y it does not know stays a free slot name, as written. "my X" names
+a holder of its own: an Entity "<speaker>'s X" / "<speaker>的X" (Ann's aunt, 用户的婶婶), a Person when X
+names a person slot (aunt, 婶婶, boss), something else otherwise (my dog, 我公司). A bare relative (舅妈的电话是…,
+Mom's birthday is …) is the speaker's too, and 我家的X is 我的X. The speaker is the turn's speaker ("user",
+"用户" when there is none). "我的猫叫咪咪" names the cat: holder 用户的猫, slot name.
+
+Polarity: "negated" after 不/不再/not/isn't, "ended" for a former value (以前的/之前的/原来的, my old/former/
+previous Y, used to be), else "stated". A time expression of the clause outside the value is the statement's
+time.
+
+Precision first, so a frame is dropped when: the clause is a question; the value is empty, evaluative (很…, so
+…, really …) or cannot be of the slot's kind (a phone without 7 digits, an e-mail without @, a person slot's
+value that is no name, a date or number without a digit or numeral); an English "my Y is Z" names no lexicon
+slot, or "my favorite Y" (a preference: memctl/r2g/preferences.py); an English free slot's value holds no name,
+number or address ("Melanie's painting is amazing"); the holder is another pronoun (his, your, 他的 without a
+topic); X of 我X的Y is a verb of liking or doing (我喜欢的手机是…, 我参观的医院是…: a preference or an event;
+after a verb of using or keeping, 我用的手机是…, Y is the speaker's own); Y ends in a pronoun (我表姐她是…).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+from memctl.language.lexicon import english_words, gazetteer, lexicon_cache
+from memctl.language.slot_lexicon import SlotSpec, slot_lexicon
+from memctl.language.timenorm import TimeExpr
+from memctl.r2g.structures import Mention
+
+STATED, NEGATED, ENDED = "stated", "negated", "ended"
+DEFAULT_HOLDER = {"en": "user", "zh": "用户"}
+MAX_VALUE_CHARS = 120
+MAX_ENGLISH_VALUE_WORDS = 12
+
+
+@dataclass(slots=True)
+class SlotFact:
+    """One attribute statement. `holder` and `value_mention` are what `extract` turns into entities
+    (subject_entity, value_entity); `value_time` indexes the sentence's times when the value is one."""
+
+    holder: Mention
+    slot: str  # the lexicon's slot name, or the free name as written
+    slot_surface: str  # Y as the sentence writes it (叫, called for a name)
+    lexicon: bool
+    value: str
+    value_start: int
+    value_end: int
+    polarity: str
+    start: int  # the clause the frame read
+    end: int
+    confidence: float
+    value_mention: Mention | None = None
+    value_time: int | None = None
+    time: int | None = None  # index into the sentence's times: the statement's own time words
+    subject_entity: int | None = None
+    value_entity: int | None = None
+
+    @property
+    def subject(self) -> str:
+        return self.holder.canonical
+
+    def to_dict(self) -> dict:
+        return {"subject": self.subject, "slot": self.slot, "slot_surface": self.slot_surface,
+                "lexicon": self.lexicon, "value": self.value, "polarity": self.polarity,
+                "span": [self.start, self.end], "confidence": self.confidence,
+                "subject_entity": self.subject_entity, "value_entity": self.value_entity,
+                "value_time": self.value_time, "time": self.time}
+
+
+@dataclass
+class _Sentence:
+    text: str
+    lang: str
+    speaker: str
+    mentions: list
+    times: list
+    found: list = field(default_factory=list)
+
+
+def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Mention],
+               times: list[TimeExpr]) -> list[SlotFact]:
+    """The slot facts of one sentence. `mentions` are the language analyser's named entities (a holder or value
+    spanning exactly one keeps its type), `times` the sentence's time expressions."""
+    if sentence.rstrip().endswith(("?", "？")):
+        return []
+    state = _Sentence(sentence, lang, speaker or DEFAULT_HOLDER.get(lang, "user"), mentions, times)
+    if lang == "zh":
+        _chinese(state)
+    else:
+        _english(state)
+    return state.found
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Chinese
+
+_ZH_LEAD = r"(?:而且|另外|还有|其实|现在|目前|对了)?"
+_ZH_ENDED = r"(?P<ended>以前的|之前的|原来的|过去的)?"
+_ZH_NEGATION = r"(?P<adverb>就|也|都|还|正|才|一直|真|确实|实在|可)?(?P<neg>不再|并不|不)?"
+_ZH_WEI = r"(?<![华因成作认称以行])为"  # not the 为 of 华为, 因为, 成为…
+_ZH_COPULA = rf"(?P<verb>是|{_ZH_WEI}|叫|有)"
+_ZH_IS = rf"(?P<verb>是|{_ZH_WEI}|有)"
+_ZH_NOUN = r"[^\s的是为叫有不我你他她它其]"
+
+@cache
+def _zh_frames() -> tuple:
+    """(name, pattern), tried in this order: the first that reads a clause wins. Compiled on first use: importing
+    this module stays cheap."""
+    frames = (
+        ("relative", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<x>{_ZH_NOUN}{{1,6}}?)的(?P<y>[^\s的是为叫有]{{1,8}}?)"
+                     rf"{_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
+        ("joined", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<xy>[^\s的是为叫有不]{{2,10}}?){_ZH_NEGATION}"
+                   rf"{_ZH_COPULA}(?P<z>.+)$"),
+        ("own", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<y>[^\s的是为叫有]{{1,8}}?){_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
+        ("called", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{1,4}}?)叫(?P<z>.+)$"),
+        ("inverse", r"^(?P<z>[^\s，。的我你他她它]{2,8}?)是我的(?P<y>[^\s，。的]{1,6})$"),
+        ("pronoun", rf"^(?P<x>其|它的|他的|她的)(?P<y>[^\s的是为叫有]{{1,8}}?){_ZH_NEGATION}{_ZH_IS}(?P<z>.+)$"),
+        ("named", rf"^(?P<x>[^\s，。的我你他她它其]{{2,24}}?)的(?P<y>[^\s的是为有]{{1,8}}?){_ZH_NEGATION}"
+                  rf"{_ZH_IS}(?P<z>.+)$"),
+    )
+    return tuple((frame, re.compile(pattern)) for frame, pattern in frames)
+
+
+_ZH_THEIR = re.compile(r"^(?:他们|她们|他|她)")  # 我同事他们公司: the colleague's company
+_ZH_FORMER = frozenset({"以前", "之前", "原来", "过去"})
+# 我V的Y是Z is "the Y I V", not Y of a holder V: after a verb of using or keeping, Y is the speaker's (我用的手机
+# 是… = my phone is …); after a verb of liking it is a preference (memctl/r2g/preferences.py), after another verb
+# an event (我参观的医院是…), neither an attribute.
+_ZH_USING_VERBS = frozenset({"用", "使用", "在用", "常用", "平时用", "现在用", "穿", "开", "养", "戴", "拥有"})
+_ZH_OTHER_VERBS = frozenset({"喜欢", "最喜欢", "特别喜欢", "爱", "最爱", "中意", "偏爱", "讨厌", "参观", "路过",
+                             "经过", "去", "去过", "买", "看", "看过", "参加", "住"})
+_ZH_PRONOUN_END = re.compile(r"(?:他们|她们|他|她|它)$")  # 我表姐她是…: said of the cousin, no slot named
+_ZH_EVALUATIVE_ADVERBS = frozenset({"真", "确实", "实在", "可"})
+_ZH_TOPIC = re.compile(r"^我[^，。的]{0,8}的(?P<topic>[^，。的]{2,24})$")  # 我将要参加的X，它的…
+_ZH_CLAUSE = re.compile(r"(?:[^，,；;：:。！？!?\n]|(?<=\d):(?=\d))+")  # 14:00 is a time, not a clause break
+_ZH_QUESTION = re.compile(r"吗$|什么|哪|谁|多少|几[个点天岁]")
+_ZH_EVALUATIVE = re.compile(r"^(?:很|挺|特别|非常|真|太|超|好|蛮|比较|相当|有点|最|更|还|都|也)")
+_ZH_TRAILING = re.compile(r"[。！!～~…\s]+$|(?:了|啦|呢|哦|呀|的啊|啊)$")
+_ZH_NAME = re.compile(r"[\u4e00-\u9fff]{2,4}")
+_ZH_NOT_IN_NAMES = re.compile(r"[这那哪谁某的了是在有个位些们名一二两三四五六七八九十]")
+_ZH_NUMERAL = re.compile(r"[0-9０-９〇零一二两三四五六七八九十百千万]")
+
+
+def _chinese(state: _Sentence) -> None:
+    topic: Mention | None = None
+    clauses = list(_ZH_CLAUSE.finditer(state.text))
+    index = 0
+    while index < len(clauses):
+        clause = clauses[index]
+        index += 1
+        text = clause.group()
+        if _ZH_QUESTION.search(text):
+            continue
+        found = frame = None
+        for frame, pattern in _zh_frames():
+            match = pattern.match(text)
+            found = None if match is None else _chinese_frame(state, frame, match, clause.start(), clause.end(),
+                                                              topic)
+            if found is not None:
+                break
+        if found is not None:
+            state.found.append(found)
+            if frame == "inverse":
+                topic = found.value_mention
+            elif found.value_mention is None and found.value_time is None and _free(found):
+                index = _continued(state, found, clauses, index)
+        elif _chinese_match(text)[0] is None and _ZH_TOPIC.match(text):
+            named = _ZH_TOPIC.match(text)
+            topic = _named(state, clause.start() + named.start("topic"), clause.start() + named.end("topic"))
+
+
+def _relative_and_slot(words: str) -> tuple | None:
+    """我婶婶生日, 我的上司生日, 我同事他们公司: a relative and a slot written together, (婶婶, 生日), (同事, 公司);
+    None when they are not."""
+    lexicon = slot_lexicon()
+    for cut in range(1, len(words)):
+        rest = _ZH_THEIR.sub("", words[cut:])
+        if lexicon.person_noun(words[:cut], "zh") and lexicon.named_by(rest, "zh") is not None:
+            return words[:cut], rest
+    return None
+
+
+def _chinese_match(text: str) -> tuple:
+    for frame, pattern in _zh_frames():
+        match = pattern.match(text)
+        if match is not None:
+            return frame, match
+    return None, None
+
+
+_ZH_NEW_CLAUSE = re.compile(r"^(?:我|你|他|她|它|其|这|那|就是|但|不过|可是|只是|而且|另外|如果|要是|希望)")
+
+
+def _free(found: SlotFact) -> bool:
+    spec = slot_lexicon().slots.get(found.slot) if found.lexicon else None
+    return spec is None or spec.value_kind == "free"
+
+
+def _continued(state: _Sentence, found: SlotFact, clauses: list, index: int) -> int:
+    """A free value (主要内容是展示…，交流…，体验…) runs on over the clauses that follow it and start nothing
+    new (no frame, no subject of their own); returns the index of the first clause not taken."""
+    while index < len(clauses):
+        text = clauses[index].group()
+        if _chinese_match(text)[0] is not None or _ZH_NEW_CLAUSE.match(text):
+            break
+        found.value_end = found.end = clauses[index].start() + len(_zh_trimmed(text))
+        index += 1
+    found.value = state.text[found.value_start:found.value_end]
+    return index
+
+
+def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
+    lexicon = slot_lexicon()
+    base = start
+    if match.groupdict().get("adverb") in _ZH_EVALUATIVE_ADVERBS:
+        return None  # 环境真是整洁又明亮: an evaluation, not a value
+    if frame == "relative" and (match["x"] in _ZH_FORMER or match["x"] in _ZH_OTHER_VERBS or (
+            match["x"] != "家" and not lexicon.person_noun(match["x"], "zh")
+            and lexicon.named_by(match["y"], "zh") is None)):
+        return None  # 我以前的…: the own frame's; 我住的那个小区叫…: X is no relative and Y no slot (a verb?)
+    if frame == "own" and _ZH_PRONOUN_END.search(match["y"]):
+        return None
+    if frame == "called":
+        if not lexicon.person_noun(match["x"], "zh"):
+            return None
+        holder = _relative(state, match["x"], base + match.start() , base + match.end("x"))
+        return _slot(state, holder, "名字", match, base, start, end, STATED, written="叫")
+    if frame == "inverse":
+        spec = lexicon.named_by(match["y"], "zh")
+        if spec is not None and spec.value_kind != "person":
+            return None
+        return _slot(state, _speaker(state, base + match.start("y") - 2), match["y"], match, base, start, end,
+                     STATED, needs_person=True)
+    if frame == "joined":
+        split = _relative_and_slot(match["xy"])
+        if split is None:
+            return None  # not 上司 + 生日: the own frame reads it (我的手机是…)
+        noun, surface = split
+        holder = _relative(state, noun, base + match.start(), base + match.start("xy") + len(noun))
+        polarity = NEGATED if match["neg"] else ENDED if match["ended"] else STATED
+        return _slot(state, holder, surface, match, base, start, end, polarity)
+    if frame == "pronoun":
+        if topic is None:
+            return None
+        holder = topic
+    elif frame == "relative" and match["x"] != "家" and match["x"] not in _ZH_USING_VERBS:
+        holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
+    elif frame in ("own", "relative"):  # 我家的猫 is 我的猫, 我用的手机 is 我的手机
+        holder = _speaker(state, base + match.start())
+    else:
+        holder = _holder(state, match["x"], base + match.start("x"), base + match.end("x"))
+    if match["verb"] == "有" and not _ZH_NUMERAL.match(match["z"]):
+        return None
+    polarity = NEGATED if match["neg"] else ENDED if match.groupdict().get("ended") else STATED
+    spec = lexicon.named_by(match["y"], "zh")
+    if _ZH_EVALUATIVE.match(match["y"]):
+        return None  # 我特别中意…: Y is no noun
+    if match["verb"] == "叫" and (spec is None or spec.value_kind == "person"):
+        # 我家的猫叫咪咪, 我的上司名叫…: Y is who or what is called Z, a holder of its own (单位叫…, 名字叫…
+        # are Y itself)
+        named = match["y"].removesuffix("名") or match["y"]
+        owner = holder.canonical if holder.entity_type == "Person" else state.speaker
+        holder = _relative(state, named, base + match.start(), base + match.start("y") + len(named), owner)
+        return _slot(state, holder, "名字", match, base, start, end, polarity, written="叫")
+    return _slot(state, holder, match["y"], match, base, start, end, polarity)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# English
+
+_EN_WORD = r"[A-Za-z][A-Za-z-]*"
+_EN_WORDS = rf"(?:{_EN_WORD} ){{0,2}}{_EN_WORD}"
+_EN_COPULA = r"(?P<verb>is not|was not|isn't|wasn't|used to be|is|was)"
+_EN_VALUE = r"(?P<z>.+)$"
+_EN_NAME = r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+){0,2}"
+@cache
+def _en_frames() -> tuple:
+    """(name, pattern), tried in this order: the first that reads a clause wins. Compiled on first use."""
+    frames = (
+        ("relative", rf"\b[Mm]y (?P<x>{_EN_WORDS})['’]s (?P<y>{_EN_WORDS}) {_EN_COPULA} {_EN_VALUE}"),
+        ("named", rf"\b(?P<x>{_EN_NAME})['’]s (?P<y>{_EN_WORDS}) {_EN_COPULA} {_EN_VALUE}"),
+        ("called", rf"\b[Mm]y (?P<x>{_EN_WORDS}) (?:is|was|['’]s) (?:called|named) (?P<z>{_EN_NAME})$"),
+        ("own", rf"\b[Mm]y (?P<y>{_EN_WORDS}) {_EN_COPULA} {_EN_VALUE}"),
+        ("inverse", rf"^(?P<z>{_EN_NAME}) (?:is|['’]s) my (?P<y>{_EN_WORDS})$"),
+    )
+    return tuple((frame, re.compile(pattern)) for frame, pattern in frames)
+
+
+_EN_CLAUSE = re.compile(r"(?:[^;:!?.—]|\.(?=\S))+")
+_EN_ENDED_MODIFIERS = frozenset({"old", "former", "previous", "ex", "late"})
+_EN_NEUTRAL_MODIFIERS = frozenset({"new", "current", "present", "own", "real", "actual"})
+_EN_EVALUATIVE = frozenset({
+    "so", "really", "very", "pretty", "super", "such", "too", "kinda", "quite", "awesome", "amazing", "great",
+    "good", "fine", "ok", "okay", "nice", "cool", "hard", "tough", "important", "key", "everything", "about",
+    "all", "just", "still", "also", "like", "doing", "going", "getting", "coming", "busy", "crazy", "out",
+    "over", "up", "down", "here", "there", "not", "always", "never", "the best", "best", "worth", "something",
+    "nothing", "what", "how", "why", "gone", "back", "a lot", "lots", "much", "more", "less", "same"})
+_EN_ARTICLES = frozenset({"a", "an", "the"})
+_EN_ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
+_EN_SUBJECT = r"(?:I|you|he|she|we|they|it|this|that|there)\b"
+# Where a value ends: a subordinate clause, or a clause of its own subject ("…, but it pushed me", "… and I …").
+_EN_VALUE_END = re.compile(
+    rf"(?:,\s*|\s+)(?:because|though|although|which|who|whom|whose|when|while|if|unless|until)\b.*$"
+    rf"|(?:,\s*|\s+)(?:and|but|so|or)\s+{_EN_SUBJECT}.*$|,\s*(?:{_EN_SUBJECT}|but|so)\b.*$", re.IGNORECASE)
+# The only words a clause may hold before the frame: "my job" in "Losing my job was a bummer" is no subject.
+_EN_LEAD_WORDS = frozenset({"and", "but", "so", "yeah", "yes", "oh", "well", "also", "plus", "now", "then",
+                            "thankfully", "honestly", "actually", "anyway", "btw", "because", "cause", "'cause",
+                            "since", "i", "think", "guess", "know", "mean", "believe", "that", "as", "for", "sure",
+                            "ok", "okay", "hey", "hi", "wow", "though", "still", "currently", "right"})
+_EN_NON_NAMES = frozenset({"It", "That", "This", "What", "Here", "There", "Let", "He", "She", "Who", "Everyone",
+                           "Everything", "Today", "Life", "Nobody", "Somebody", "Someone", "Mine", "Yours"})
+
+
+def _english(state: _Sentence) -> None:
+    for clause in _EN_CLAUSE.finditer(state.text):
+        text = clause.group()
+        offset = clause.start() + len(text) - len(text.lstrip())
+        text = text.strip()
+        for frame, pattern in _en_frames():
+            match = pattern.search(text)
+            if match is not None and _led_in(text[: match.start()]):
+                found = _english_frame(state, frame, match, offset, offset + len(text))
+                if found is not None:
+                    state.found.append(found)
+                    break
+
+
+def _english_frame(state, frame, match, start, end) -> SlotFact | None:
+    lexicon = slot_lexicon()
+    base = start
+    if frame == "called":
+        if _function_words(match["x"]):
+            return None
+        holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
+        written = "called" if "called" in match.group() else "named"
+        return _slot(state, holder, "name", match, base, start, end, STATED, written=written)
+    if _function_words(match["y"]):
+        return None
+    words = match["y"].lower().split()
+    polarity = ENDED if words[0] in _EN_ENDED_MODIFIERS else STATED
+    if words[0] in _EN_ENDED_MODIFIERS | _EN_NEUTRAL_MODIFIERS and len(words) > 1:
+        words = words[1:]
+    surface = " ".join(words)
+    if frame == "inverse":
+        if not lexicon.person_noun(surface, "en"):
+            return None
+        return _slot(state, _speaker(state, base + match.start("y") - 3), surface, match, base, start, end,
+                     STATED, needs_person=True)
+    verb = match["verb"]
+    if "not" in verb or "n't" in verb:
+        polarity = NEGATED
+    elif verb == "used to be":
+        polarity = ENDED
+    if frame == "own":
+        if lexicon.named_by(surface, "en") is None or words[0] in ("favorite", "favourite"):
+            return None
+        holder = _speaker(state, base + match.start())
+    elif frame == "relative":
+        if _function_words(match["x"]):
+            return None
+        holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
+    else:
+        if match["x"].split()[0] in _EN_NON_NAMES:
+            return None
+        holder = _holder(state, match["x"], base + match.start("x"), base + match.end("x"))
+    return _slot(state, holder, surface, match, base, start, end, polarity)
+
+
+def _led_in(before: str) -> bool:
+    return all(word in _EN_LEAD_WORDS for word in re.findall(r"[a-z']+", before.lower()))
+
+
+@lexicon_cache
+def _english_function_words() -> frozenset:
+    words = english_words()
+    return (words["pronouns"] | words["determiners"] | words["prepositions"] | words["conjunctions"]
+            | words["auxiliaries"] | words["negations"] | frozenset(words["modals"]))
+
+
+def _function_words(phrase: str) -> bool:
+    function_words = _english_function_words()
+    return any(word in function_words for word in phrase.lower().split())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# holders, values
+
+
+def _speaker(state: _Sentence, start: int) -> Mention:
+    length = 1 if state.lang == "zh" else 2
+    start = max(start, 0)
+    return Mention(state.text[start: start + length], start, start + length, "Person", state.speaker,
+                   confidence=0.8)
+
+
+def _relative(state: _Sentence, noun: str, start: int, end: int, owner: str | None = None) -> Mention:
+    """The speaker's X (or `owner`'s): "Ann's aunt", "用户的婶婶"."""
+    owner = owner or state.speaker
+    name = f"{owner}的{noun}" if state.lang == "zh" else f"{owner}'s {noun.lower()}"
+    person = slot_lexicon().person_noun(noun, state.lang)
+    # Named as its canonical form, not as written: "my aunt" would become an alias of every speaker's aunt.
+    return Mention(name, start, end, "Person" if person else "Other", name, confidence=0.75)
+
+
+def _holder(state: _Sentence, text: str, start: int, end: int) -> Mention:
+    """A holder named in the sentence: a bare relative is the speaker's; a name keeps the analyser's type."""
+    if slot_lexicon().person_noun(text, state.lang):
+        return _relative(state, text, start, end)
+    return _named(state, start, end)
+
+
+def _named(state: _Sentence, start: int, end: int) -> Mention:
+    for mention in state.mentions:
+        if (mention.start, mention.end) == (start, end) and not mention.pronoun:
+            return mention
+    return Mention(state.text[start:end], start, end, "Other", confidence=0.7)
+
+
+def _slot(state, holder: Mention, surface: str, match, base: int, start: int, end: int, polarity: str,
+          needs_person: bool = False, written: str | None = None) -> SlotFact | None:
+    """`surface` names the slot (mapped through the lexicon); `written` is what the sentence wrote for it when
+    that is not the surface itself (叫, called)."""
+    spec = slot_lexicon().named_by(surface, state.lang)
+    value_start, value_end = _trimmed_value(state, base + match.start("z"), base + match.end("z"), spec)
+    value = state.text[value_start:value_end]
+    value_mention = _mention_at(state, value_start, value_end)
+    if not _acceptable(state, value, value_start, spec, value_mention,
+                       needs_person or (spec and spec.value_kind == "person")):
+        return None
+    value_time = next((index for index, time in enumerate(state.times)
+                       if (time.start, time.end) == (value_start, value_end)), None)
+    time = next((index for index, time in enumerate(state.times)
+                 if start <= time.start and time.end <= end and (time.end <= value_start or time.start >= value_end)),
+                None)
+    if value_mention is None and spec is not None and spec.value_kind == "person":
+        value_mention = Mention(value, value_start, value_end, "Person", confidence=0.7)
+    slot = spec.name if spec is not None else (surface if state.lang == "zh" else surface.lower())
+    confidence = 0.8 if spec is not None else 0.6
+    return SlotFact(holder, slot, written or surface, spec is not None, value, value_start, value_end, polarity,
+                    start, end, confidence, value_mention, value_time, time)
+
+
+def _trimmed_value(state: _Sentence, start: int, end: int, spec: SlotSpec | None) -> tuple[int, int]:
+    text = state.text[start:end]
+    if state.lang == "zh":
+        trimmed = _zh_trimmed(text)
+        lead = 1 if trimmed.startswith("在") and spec is not None and spec.value_kind in ("date", "place") else 0
+        return start + lead, start + len(trimmed)
+    trimmed = _EN_VALUE_END.sub("", text).rstrip(" .,!\"'”’)")
+    article = _EN_ARTICLE.match(trimmed)
+    lead = article.end() if article else 0
+    return start + lead, start + len(trimmed)
+
+
+def _zh_trimmed(text: str) -> str:
+    """Without the closing punctuation and particles: 在7月7号。 → 在7月7号, 三千人了 → 三千人."""
+    while True:
+        shorter = _ZH_TRAILING.sub("", text)
+        if shorter == text:
+            return text
+        text = shorter
+
+
+def _mention_at(state: _Sentence, start: int, end: int) -> Mention | None:
+    return next((mention for mention in state.mentions
+                 if (mention.start, mention.end) == (start, end) and not mention.pronoun), None)
+
+
+def _acceptable(state: _Sentence, value: str, start: int, spec: SlotSpec | None, mention: Mention | None,
+                needs_person: bool) -> bool:
+    if not value or len(value) > MAX_VALUE_CHARS:
+        return False
+    if state.lang == "zh":
+        if _ZH_EVALUATIVE.match(value) or value.startswith(("不", "没")):
+            return False
+    else:
+        lowered = value.lower()
+        words = lowered.split()
+        if len(words) > MAX_ENGLISH_VALUE_WORDS or any(lowered == word or lowered.startswith(word + " ")
+                                                       for word in _EN_EVALUATIVE):
+            return False
+        timed = any(time.start == start for time in state.times)  # "May 5": a month, not the modal
+        if words[0] in _english_function_words() - _EN_ARTICLES and not timed and not (
+                words[0] == "to" and spec is not None and spec.value_kind == "free"):
+            return False  # "is on June 17th", "is at the Blue Note": a place or time of something, no value
+            # ("My goal is to …" is a plan)
+        if spec is None and (words[0].endswith("ing") or not re.search(r"\d|@|(?:^|\s)[A-Z]", value)):
+            return False  # "Tim's band is performing …": a progressive, not a value
+    if needs_person:
+        return _person_name(state, value, mention)
+    return spec is None or _fits(spec.value_kind, value, state)
+
+
+def _person_name(state: _Sentence, value: str, mention: Mention | None) -> bool:
+    if mention is not None:
+        return mention.entity_type == "Person"
+    if state.lang == "zh":
+        # A name the analyser missed: two to four Han characters that are no word of a slot or a function word.
+        return (_ZH_NAME.fullmatch(value) is not None and not _ZH_NOT_IN_NAMES.search(value)
+                and slot_lexicon().named_by(value, "zh") is None
+                and not any(noun in value for noun in gazetteer().person_nouns_zh))
+    return re.fullmatch(_EN_NAME, value) is not None and value.split()[0] not in _EN_NON_NAMES
+
+
+def _fits(kind: str, value: str, state: _Sentence) -> bool:
+    if kind == "phone":
+        return len(re.findall(r"\d", value)) >= 7
+    if kind == "email":
+        return "@" in value
+    if kind in ("date", "number"):
+        return _ZH_NUMERAL.search(value) is not None or any(
+            time.expression in value for time in state.times)
+    return True
