@@ -22,6 +22,13 @@ EXIT_USAGE = 2
 EXIT_CORRUPTION = 3
 EXIT_BUSY = 75
 
+# The panels of `memctl --help`, by what a user does.
+STORE = "Store: raw conversations and documents"
+REMEMBER = "Remember: raw → memory graph"
+RECALL = "Recall and search"
+MAINTAIN = "Maintain"
+INSPECT = "Inspect"
+
 
 @dataclass
 class GlobalOptions:
