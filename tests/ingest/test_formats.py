@@ -2,9 +2,10 @@
 
 import json
 
-from memctl.ingest.chunker import MAX_TOKENS, estimate_tokens
+from memctl.ingest.chunker import MAX_TOKENS
 from memctl.ingest.decode import decode
 from memctl.ingest.detect import parse_document
+from memctl.language.token_estimate import estimate_tokens
 
 from ingest_testkit import LOCOMO_DEV, MEMDAILY_DEV, needs_locomo, parse, turns_of
 
