@@ -156,7 +156,9 @@ def _chunk_starts_all(conversations: list[Conversation], sessions: list, tokens,
     opens = np.fromiter(map(ne, sessions[1:], sessions[:-1]), dtype=bool, count=len(sessions) - 1)
     opens = np.concatenate(([True], opens))
     conversation_ends = np.cumsum([len(conversation.turns) for conversation in conversations])
-    conversation_ends = np.unique(conversation_ends[conversation_ends > 0])
+    conversation_ends = conversation_ends[conversation_ends > 0]
+    # Rising (np.unique would import numpy.ma, 8 ms of a cold ingest): an empty conversation repeats an end.
+    conversation_ends = conversation_ends[np.diff(conversation_ends, prepend=0) > 0]
     opens[conversation_ends[:-1]] = True
     openings = np.flatnonzero(opens)
     sums = np.concatenate(([0], np.cumsum(tokens)))

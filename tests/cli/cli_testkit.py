@@ -17,9 +17,9 @@ COMMAND_MODULES = ("memctl.cli.config_cmd", "memctl.cli.graph_cmd", "memctl.cli.
                    "memctl.cli.r2g_cmd", "memctl.cli.raw_cmd", "memctl.cli.recall_cmd", "memctl.cli.search_cmd",
                    "memctl.cli.store_cmd")
 WRITING_MODULES = ("engine.raw.writer", "engine.graph.batch", "engine.text.pieces")
-# numba and jieba (seconds to load), the writers, the stages a reader does not run, and rich (every probe prints
-# JSON).
-COLD_NEVER = ("numba", "jieba", *WRITING_MODULES, "memctl.ingest", "memctl.r2g", "rich")
+# numba and jieba (seconds to load), the writers, the stages a reader does not run, rich (every probe prints
+# JSON) and numpy.ma (np.unique and np.isin import it: engine.arrays does without).
+COLD_NEVER = ("numba", "jieba", *WRITING_MODULES, "memctl.ingest", "memctl.r2g", "rich", "numpy.ma")
 _MARKER = "--- modules ---"
 
 
