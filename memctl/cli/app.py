@@ -2,8 +2,9 @@
 
 Every invocation is a fresh process that runs one command, so a command's module is imported and its click
 command built (typer turning each signature into click parameters) only when that command is looked up: by
-its invocation, by `--help`, or by a typo's suggestions (names only). Command modules import only typer at module
-level; everything heavy (numpy, the engine's kinds, jieba, numba) is imported inside the command that needs it.
+its invocation or by `--help` (a typo's suggestions need the names only). Command modules import only typer at
+module level; everything heavy (numpy, the engine's kinds, jieba, numba) is imported inside the command that
+needs it.
 They do not use `from __future__ import annotations` either: typer would evaluate each annotation string when
 it builds the command.
 """
@@ -19,7 +20,8 @@ from memctl import __version__
 from memctl.cli.common import INSPECT, MAINTAIN, RECALL, REMEMBER, STORE, GlobalOptions, MemctlGroup, run
 from memctl.paths import check_tenant
 
-# `memctl --help` lists the commands by what a user does with them, in this order. name: (help panel, "module:attribute" under memctl.cli: a command function, or a typer.Typer of subcommands).
+# `memctl --help` lists the commands by what a user does with them, in this order.
+# name: (help panel, "module:attribute" under memctl.cli: a command function or a typer.Typer of subcommands).
 COMMANDS = {
     "ingest": (STORE, "ingest_cmd:ingest"),
     "index": (STORE, "index_cmd:index_app"),
@@ -112,7 +114,7 @@ def global_options(
 
 
 def _build_command(name: str):
-    """The click command of `name`, as `app.command(name, …)` or `app.add_typer(…, name=name, …)` would build it."""
+    """The click command of `name`, as `app.command(name, …)` or `app.add_typer(…, name=…)` would build it."""
     panel, target = COMMANDS[name]
     module, attribute = target.split(":")
     value = getattr(importlib.import_module(f"memctl.cli.{module}"), attribute)

@@ -138,8 +138,9 @@ def importtime_table(argv: list, environment: dict, runs: int, top: int = 25) ->
     """memctl's and engine's modules by self import time (the least of `runs` processes), with their totals."""
     least: dict = {}
     for _ in range(runs):
-        result = subprocess.run([sys.executable, "-X", "importtime", "-c", "from memctl.cli.app import main; main()",
-                                 *argv], capture_output=True, text=True, cwd=ROOT, env=environment)
+        # The memctl script, not `python -c`: that would put the repository (and its bytecode) first on sys.path.
+        result = subprocess.run([sys.executable, "-X", "importtime", memctl_command(), *argv], capture_output=True,
+                                text=True, cwd=ROOT, env=environment)
         for line in result.stderr.splitlines():
             match = _IMPORT_LINE.match(line)
             if match:
