@@ -47,8 +47,6 @@ _RECORDS_PATH = "<graph records>"
 
 
 class GraphKind:
-    name = KIND_NAME
-
     def __init__(self, store, owner: str = KIND_NAME):
         """owner: always KIND_NAME (engine.kinds gives the graph no named instances: its tables are fixed)."""
         self.store = store

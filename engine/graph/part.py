@@ -32,6 +32,7 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.arrays import sorted_unique
 from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import GRAPH_SEGMENT_VERSION, SEGMENT_CHECKSUM_BLOCK_BYTES
 from engine.graph import csr
@@ -81,7 +82,7 @@ def build_columns(edges: dict, dropped, nodes: dict, node_count: int, edge_count
         "edge.custom_id": np.asarray(edges["custom_id"], dtype=np.int64)[custom_order].astype(edge_ids),
         "edge.custom.key_offsets": custom_offsets,
         "edge.custom.keys": custom_keys,
-        "edge.dropped": np.unique(np.asarray(dropped, dtype=np.int64)).astype(edge_ids),
+        "edge.dropped": sorted_unique(np.asarray(dropped, dtype=np.int64)).astype(edge_ids),
         "node.id": np.asarray(nodes["id"], dtype=np.int64)[node_order].astype(node_ids),
         "node.type": np.asarray(nodes["type"])[node_order].astype(NODE_TYPE_DTYPE),
         "node.deleted": np.asarray(nodes["deleted"])[node_order].astype(np.uint8),

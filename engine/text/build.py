@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.arrays import sorted_unique
 from engine.format import TEXT_BLOCK_ENTRIES, TEXT_SEGMENT_VERSION, TEXT_TERMS_PER_BLOCK
 from engine.text import chosen_build_kernels, keys, pieces, postings, termdict
 from engine.text.frontcode import gather_runs
@@ -235,7 +236,9 @@ def _tokens_to_entries(token_pieces: list, placements: list, document_count: int
         run_documents = placement[piece.run_documents]
         kept = run_documents >= 0
         chosen.append((kept, run_documents[kept]))
-        names.update(piece.field_names[number] for number in np.unique(piece.run_fields[kept]).tolist())
+        # Field numbers present, by counting (np.unique would import numpy.ma: opening a store whose documents are
+        # still in the WAL builds them here, in every cold process).
+        names.update(piece.field_names[number] for number in np.flatnonzero(np.bincount(piece.run_fields[kept])))
     field_names = sorted(names)
     slots = max(1, len(field_names))
     field_numbers = {name: number for number, name in enumerate(field_names)}
@@ -370,7 +373,7 @@ def _document_columns(table: _DocumentTable, field_names: list, deleted, signatu
         columns["docnos"] = narrow(table.docnos)
     columns["field_lengths"] = narrow(table.lengths)
     if len(deleted):
-        columns["deleted"] = np.unique(np.asarray(list(deleted), dtype=np.uint64))
+        columns["deleted"] = sorted_unique(np.asarray(list(deleted), dtype=np.uint64))
     if not np.isnan(table.timestamps).all():
         columns["timestamps"] = table.timestamps.astype(np.float64)
     type_names = sorted({name for name in table.types if name is not None})

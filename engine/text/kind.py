@@ -43,8 +43,6 @@ def dead_key(docno: int) -> str:
 
 
 class TextKind:
-    name = TEXT_KIND
-
     def __init__(self, store, owner: str = TEXT_KIND):
         self.store = store
         self.tables = text_tables(owner)

@@ -1,30 +1,77 @@
 """The `memctl` command: global options and command registration.
 
-Command modules import only typer at module level; everything heavy (numpy, the engine's kinds, jieba,
-numba) is imported inside the command that needs it, because every invocation is a fresh process. They do not
-use `from __future__ import annotations` either: typer builds every command at start-up and would evaluate
-each annotation string (about 5 ms of every cold command for the whole tree).
+Every invocation is a fresh process that runs one command, so a command's module is imported and its click
+command built (typer turning each signature into click parameters) only when that command is looked up: by
+its invocation or by `--help` (a typo's suggestions need the names only). Command modules import only typer at
+module level; everything heavy (numpy, the engine's kinds, jieba, numba) is imported inside the command that
+needs it.
+They do not use `from __future__ import annotations` either: typer would evaluate each annotation string when
+it builds the command.
 """
 
+import importlib
+from collections.abc import MutableMapping
+
 import typer
+import typer.main
+import typer.models
 
 from memctl import __version__
-from memctl.cli import config_cmd, graph_cmd, index_cmd, ingest_cmd, r2g_cmd, raw_cmd, recall_cmd, search_cmd, \
-    store_cmd
-from memctl.cli.common import GlobalOptions, MemctlGroup, run
+from memctl.cli.common import INSPECT, MAINTAIN, RECALL, REMEMBER, STORE, GlobalOptions, MemctlGroup, run
 from memctl.paths import check_tenant
 
 # `memctl --help` lists the commands by what a user does with them, in this order.
-STORE = "Store: raw conversations and documents"
-REMEMBER = "Remember: raw → memory graph"
-RECALL = "Recall and search"
-MAINTAIN = "Maintain"
-INSPECT = "Inspect"
+# name: (help panel, "module:attribute" under memctl.cli: a command function or a typer.Typer of subcommands).
+COMMANDS = {
+    "ingest": (STORE, "ingest_cmd:ingest"),
+    "index": (STORE, "index_cmd:index_app"),
+    "r2g": (REMEMBER, "r2g_cmd:r2g"),
+    "recall": (RECALL, "recall_cmd:recall_app"),
+    "search": (RECALL, "search_cmd:search"),
+    "check": (MAINTAIN, "store_cmd:check"),
+    "compact": (MAINTAIN, "store_cmd:compact"),
+    "migrate": (MAINTAIN, "store_cmd:migrate"),
+    "repair": (MAINTAIN, "store_cmd:repair"),
+    "stats": (INSPECT, "store_cmd:stats"),
+    "graph": (INSPECT, "graph_cmd:graph_app"),
+    "raw": (INSPECT, "raw_cmd:raw_app"),
+    "config": (INSPECT, "config_cmd:config_app"),
+}
+
+
+class LazyCommands(MutableMapping):
+    """The root group's commands: every name is known at once, a command is built at its first lookup."""
+
+    def __init__(self, build):
+        self._build = build
+        self._built: dict = {}
+
+    def __getitem__(self, name: str):
+        if name not in self._built:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._built[name] = self._build(name)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    def __iter__(self):
+        return iter(dict.fromkeys([*COMMANDS, *self._built]))
+
+    def __len__(self) -> int:
+        return len(set(COMMANDS) | set(self._built))
 
 
 class MemctlApp(MemctlGroup):
-    command_order = ("ingest", "index", "r2g", "recall", "search", "check", "compact", "migrate", "repair", "stats",
-                     "graph", "raw", "config")
+    command_order = tuple(COMMANDS)
+
+    def __init__(self, *arguments, **keywords):
+        super().__init__(*arguments, **keywords)
+        self.commands = LazyCommands(_build_command)
 
 
 app = typer.Typer(
@@ -66,25 +113,19 @@ def global_options(
     context.obj = GlobalOptions(home=home, tenant=tenant, config=config, wait=wait)
 
 
-app.command("ingest", rich_help_panel=STORE)(ingest_cmd.ingest)
-app.add_typer(index_cmd.index_app, name="index", rich_help_panel=STORE)
-app.command("r2g", rich_help_panel=REMEMBER)(r2g_cmd.r2g)
-app.add_typer(recall_cmd.recall_app, name="recall", rich_help_panel=RECALL)
-app.command("search", rich_help_panel=RECALL)(search_cmd.search)
-app.command("check", rich_help_panel=MAINTAIN)(store_cmd.check)
-app.command("compact", rich_help_panel=MAINTAIN)(store_cmd.compact)
-app.command("migrate", rich_help_panel=MAINTAIN)(store_cmd.migrate)
-app.command("repair", rich_help_panel=MAINTAIN)(store_cmd.repair)
-app.command("stats", rich_help_panel=INSPECT)(store_cmd.stats)
-app.add_typer(graph_cmd.graph_app, name="graph", rich_help_panel=INSPECT)
-
-raw_app = typer.Typer(cls=MemctlGroup, no_args_is_help=True,
-                      help="Raw chunks: the immutable evidence every memory cites.\n\nExample: memctl raw ls")
-raw_app.command("ls")(raw_cmd.ls)
-raw_app.command("cat")(raw_cmd.cat)
-raw_app.command("gc", rich_help_panel=MAINTAIN)(raw_cmd.gc)
-app.add_typer(raw_app, name="raw", rich_help_panel=INSPECT)
-app.add_typer(config_cmd.config_app, name="config", rich_help_panel=INSPECT)
+def _build_command(name: str):
+    """The click command of `name`, as `app.command(name, …)` or `app.add_typer(…, name=…)` would build it."""
+    panel, target = COMMANDS[name]
+    module, attribute = target.split(":")
+    value = getattr(importlib.import_module(f"memctl.cli.{module}"), attribute)
+    if isinstance(value, typer.Typer):
+        return typer.main.get_group_from_info(
+            typer.models.TyperInfo(value, name=name, rich_help_panel=panel),
+            pretty_exceptions_short=app.pretty_exceptions_short, suggest_commands=app.suggest_commands,
+            rich_markup_mode=app.rich_markup_mode)
+    return typer.main.get_command_from_info(
+        typer.models.CommandInfo(name=name, callback=value, rich_help_panel=panel),
+        pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
 
 
 def main() -> None:

@@ -2,9 +2,30 @@
 
 import typer
 
-from memctl.cli.common import console, open_memory, print_json
+from memctl.cli.common import MAINTAIN, MemctlGroup, console, open_memory, print_json
+
+raw_app = typer.Typer(cls=MemctlGroup, no_args_is_help=True,
+                      help="Raw chunks: the immutable evidence every memory cites.\n\nExample: memctl raw ls")
 
 
+@raw_app.command("ls")
+def ls(
+    context: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of chunk records."),
+) -> None:
+    """List the raw chunks: id, size, stored size, references, conversation, source ids, time, language.
+
+    Example: memctl raw ls --json
+    """
+    with open_memory(context, writable=False, holder="memctl raw ls") as memory:
+        chunks = memory.raw.list()
+    if as_json:
+        print_json(chunks)
+        return
+    _print_table(chunks)
+
+
+@raw_app.command("cat")
 def cat(
     context: typer.Context,
     reference: str = typer.Argument(..., metavar="ID",
@@ -22,22 +43,7 @@ def cat(
     typer.echo(data, nl=False)
 
 
-def ls(
-    context: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of chunk records."),
-) -> None:
-    """List the raw chunks: id, size, stored size, references, conversation, source ids, time, language.
-
-    Example: memctl raw ls --json
-    """
-    with open_memory(context, writable=False, holder="memctl raw ls") as memory:
-        chunks = memory.raw.list()
-    if as_json:
-        print_json(chunks)
-        return
-    _print_table(chunks)
-
-
+@raw_app.command("gc", rich_help_panel=MAINTAIN)
 def gc(
     context: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print the removed paths as a JSON list."),

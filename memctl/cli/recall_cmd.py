@@ -12,7 +12,7 @@ The cold path imports numpy, the engine's text and graph readers and memctl/reca
 
 import typer
 
-from memctl.cli.common import one_query, open_memory, print_json, skip_teardown
+from memctl.cli.common import one_query, open_memory, print_json
 from memctl.cli.verb_group import VerbGroup
 
 ALIASES = "Aliases"
@@ -135,7 +135,6 @@ def _recall(context: typer.Context, text: str, given: dict, trace: bool, as_json
     fields = request_fields(given)
     with open_memory(context, writable=False, holder="memctl recall") as memory:
         show_answer(memory.recall(text, **fields, explain=trace), as_json, trace)
-    skip_teardown()
 
 
 def _explain(context: typer.Context, key: str, text: str | None, given: dict, as_json: bool) -> None:
@@ -145,7 +144,6 @@ def _explain(context: typer.Context, key: str, text: str | None, given: dict, as
     fields = request_fields(given)
     with open_memory(context, writable=False, holder="memctl recall") as memory:
         show_explain(memory.explain(key, text, **fields), as_json)
-    skip_teardown()
 
 
 def _keywords(context: typer.Context, text: str, given: dict, as_json: bool) -> None:
@@ -155,7 +153,6 @@ def _keywords(context: typer.Context, text: str, given: dict, as_json: bool) -> 
     fields = request_fields({name: given[name] for name in ("now", "graph_only")})
     with open_memory(context, writable=False, holder="memctl recall") as memory:
         show_keywords(memory.keywords(text, **fields), as_json)
-    skip_teardown()
 
 
 def _batch(context: typer.Context, path: str, given: dict, trace: bool, as_json: bool) -> None:
@@ -175,4 +172,3 @@ def _batch(context: typer.Context, path: str, given: dict, trace: bool, as_json:
             else:
                 typer.echo(f"== {identifier}: {text}")
                 show_answer(answer, False, trace)
-    skip_teardown()

@@ -1,8 +1,7 @@
 """Group a conversation's consecutive turns into RawChunks of about 1-2k tokens, with exact byte spans.
 
-Token estimate (no tokenizer is loaded at ingest; a rough guide for chunk sizes, not a budget): every CJK
-character (Han, kana, Hangul, CJK and full-width punctuation) counts 1 token, every other run of non-space
-characters (a word with its punctuation, a number, an emoji) counts 1.3 tokens, rounded up over the text.
+Token estimate: memctl.language.token_estimate's (a rough guide for chunk sizes, not a budget), counted for
+all the turns of an ingest at once with numpy.
 
 Rendering (stable: chunk bytes, hence raw ids and deduplication, depend on it): a turn with a speaker is
 `<speaker>: <text>\\n`, a turn without one (plain text paragraphs) is `<text>\\n\\n`. A turn's span (its raw_ref)
@@ -18,42 +17,20 @@ above max_tokens gets a chunk of its own. Chunks never span two conversations.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter, itemgetter, ne
 
 from memctl.ingest.model import Conversation, Turn
+from memctl.language.token_estimate import CJK_RANGES, estimate_tokens, text_counts, tokens_of
 
 MIN_TOKENS = 1000
 MAX_TOKENS = 2000
 
-CJK_RANGES = ((0x3001, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF),
-              (0xFF00, 0xFFEF), (0x20000, 0x3134F))
-CJK_CLASS = "".join(f"{chr(first)}-{chr(last)}" for first, last in CJK_RANGES)
-CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 TEXT, SPEAKER, TS, SOURCE_ID, EXTRA, SESSION, ATTACHMENTS, REPLY_TO = map(attrgetter, (
     "text", "speaker", "ts", "source_id", "extra", "session", "attachments", "reply_to"))
 PREFIX, SUFFIX = itemgetter(0), itemgetter(1)
-
-
-def text_counts(text: str) -> tuple[int, int]:
-    """(CJK characters, other words) of `text`: with each CJK run replaced by one space (two C calls, no
-    Python loop over the runs), the characters are the length lost plus one per run, the words what split()
-    finds (re's \\s and str.split agree on what is a space)."""
-    if text.isascii():
-        return 0, len(text.split())
-    spaced, runs = CJK_RUN.subn(" ", text)
-    return len(text) - len(spaced) + runs, len(spaced.split())
-
-
-def tokens_of(characters: int, words: int) -> int:
-    return characters + (words * 13 + 9) // 10
-
-
-def estimate_tokens(text: str) -> int:
-    return tokens_of(*text_counts(text))
 
 
 def language_of(characters: int, words: int) -> str | None:
@@ -179,7 +156,9 @@ def _chunk_starts_all(conversations: list[Conversation], sessions: list, tokens,
     opens = np.fromiter(map(ne, sessions[1:], sessions[:-1]), dtype=bool, count=len(sessions) - 1)
     opens = np.concatenate(([True], opens))
     conversation_ends = np.cumsum([len(conversation.turns) for conversation in conversations])
-    conversation_ends = np.unique(conversation_ends[conversation_ends > 0])
+    conversation_ends = conversation_ends[conversation_ends > 0]
+    # Rising (np.unique would import numpy.ma, 8 ms of a cold ingest): an empty conversation repeats an end.
+    conversation_ends = conversation_ends[np.diff(conversation_ends, prepend=0) > 0]
     opens[conversation_ends[:-1]] = True
     openings = np.flatnonzero(opens)
     sums = np.concatenate(([0], np.cumsum(tokens)))

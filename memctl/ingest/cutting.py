@@ -6,7 +6,7 @@ Otherwise it is read as units, its sentences (a sentence ends after CJK or ASCII
 closing quotes and following spaces, or at a line end), and a sentence above the limit as its words and CJK
 characters (each with the spaces after it; a sentence's leading spaces are a unit of their own, of 0 tokens).
 Units are packed greedily: a piece closes before the unit that would take it past the limit, unless the
-piece holds no token yet. Tokens are chunker.estimate_tokens' of each unit alone.
+piece holds no token yet. Tokens are token_estimate.estimate_tokens' of each unit alone.
 
 How: sentence ends come from one regular-expression scan; sentences are counted in batches by the chunker's
 numpy counts; the units of a long sentence come from its character classes, block by block; and the packing
@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from memctl.ingest.chunker import (CJK_CHARACTER, CJK_RUN, SPACE_CHARACTER, WORD_CHARACTER, character_classes,
-                                   text_counts, tokens_of)
+from memctl.ingest.chunker import CJK_CHARACTER, SPACE_CHARACTER, WORD_CHARACTER, character_classes
+from memctl.language.token_estimate import CJK_RUN, text_counts, tokens_of
 
 # A sentence ends after CJK or ASCII terminal punctuation (with any closing quotes), or at a line end.
 SENTENCE_END = re.compile(r"(?:[。！？；!?…]+[」』”’\"')）]*|\.(?=\s))\s*|\n")
@@ -41,7 +41,7 @@ def cut(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int, int
 
 
 def span_tokens(text: str, start: int, end: int) -> int:
-    """chunker.estimate_tokens(text[start:end]), counted a block at a time (a word crossing into the next
+    """estimate_tokens(text[start:end]), counted a block at a time (a word crossing into the next
     block is counted once)."""
     if end - start <= BLOCK_CHARACTERS:
         return tokens_of(*text_counts(text[start:end]))

@@ -34,7 +34,7 @@ weights do not depend on the day a conversion ran):
   assistant: its "以后优先用中文回答你" echoes the user's wish);
 - Episode → Episode TEMPORAL_NEXT {same_session, speaker_change} and SIMILAR_TO {score} (the builder's).
 
-Props follow seed 001 §2.3; a field equal to its default (DEFAULT_PROPS) is left out.
+Props follow seed 001 §2.3; a field equal to its default (memctl.model.Node's) is left out.
 """
 
 from __future__ import annotations
@@ -81,15 +81,12 @@ class TurnResult:
     timed: bool
 
 
-DEFAULT_PROPS = {"sentiment": {"valence": 0.0, "arousal": 0.0}, "privacy": {"pii": False, "scope": "private"},
-                 "keywords": [], "entities": [], "tags": []}
-
-
 def props(tenant: str, *, title: str, text: str, raw_refs: list, keywords=(), entities=(), sentiment=None,
           importance_value: float = 0.5, confidence: float = 1.0, recency: str | None = None, tags=(),
           attributes: dict | None = None, creator: str = CREATOR) -> dict:
     """A node's props in the shape of seed 001 §2.3 (raw_refs with raw_id, offset, length, source_id, ts).
-    A field equal to its DEFAULT_PROPS value is left out: every stored byte is written twice (WAL, segment),
+    Keywords, entities, tags and sentiment equal to their defaults (memctl.model.Node: empty, valence and arousal
+    0) are left out, and so is privacy, which R2G never sets: every stored byte is written twice (WAL, segment),
     and most nodes have no sentiment, tags or privacy flags of their own."""
     node = {"title": title, "text": text, "raw_refs": raw_refs, "importance": round(importance_value, 3),
             "confidence": round(confidence, 3), "recency": recency, "frequency": 1,

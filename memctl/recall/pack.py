@@ -6,7 +6,7 @@ Citations: a card cites the node's raw_refs (a raw hit's passage first), at most
 and sha256 against the chunk record before any byte is used; a chunk that fails the check gives a citation with
 snippet null and an "error", never a wrong text.
 
-Token counting (memctl.ingest.chunker.estimate_tokens; no model tokenizer is loaded): every CJK character
+Token counting (memctl.language.token_estimate; no model tokenizer is loaded): every CJK character
 (Han, kana, Hangul, CJK and full-width punctuation) counts 1 token, every other whitespace-separated word
 (with its punctuation, a number, an emoji) 1.3, rounded up. A card costs its title + text + each citation's
 snippet (unless it is the card's text, as for a raw passage), plus CITATION_OVERHEAD tokens per citation for its
@@ -85,7 +85,7 @@ def _covers(ref: dict, taken: dict) -> bool:
 
 
 def card_tokens(card: dict) -> int:
-    from memctl.ingest.chunker import estimate_tokens
+    from memctl.language.token_estimate import estimate_tokens
 
     text = card.get("text") or ""
     total = estimate_tokens(card.get("title") or "") + estimate_tokens(text)

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from cli_testkit import cold_modules, loaded, unexpected
 from engine.store import Store
 from memctl.paths import tenant_dir
 
@@ -244,6 +245,19 @@ def test_stats_show_the_text_index_and_its_cjk_mode(cli, corpus):
     assert text["documents"] == 4 and text["cjk_mode"] == "jieba" and text["stemmer"] == "english"
     assert set(text["average_field_tokens"]) == {"title", "text"}
     assert "cjk_mode" in cli("stats").stdout
+
+
+def test_a_cold_search_loads_only_the_text_index(cli, corpus, isolated_home):
+    """Besides cli_testkit's rule: neither recall's code nor the graph's, nor yaml. Documents still in the WAL
+    are indexed when the store opens (with engine.text.pieces, but still without numpy.ma); flushed, they are
+    read from their segment."""
+    assert cli("index", "add", str(corpus)).exit_code == 0
+    unflushed = cold_modules(isolated_home, "search", "蓝牙 bluetooth quick", "--json")
+    assert loaded(unflushed, ["numpy.ma", "memctl.recall", "engine.graph"]) == []
+    with Store.open(tenant_dir(str(isolated_home), "default")) as store:
+        store.flush()
+    modules = cold_modules(isolated_home, "search", "蓝牙 bluetooth quick", "--json")
+    assert unexpected(modules, "memctl.cli.search_cmd", ("memctl.recall", "engine.graph", "yaml")) == []
 
 
 def test_indexing_and_flushing_in_a_fresh_process_never_load_numba(corpus, isolated_home):

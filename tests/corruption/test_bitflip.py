@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tools.testing.scripts import crash_tool, seed
 
 bitflip = crash_tool("bitflip")

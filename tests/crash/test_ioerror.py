@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tools.testing.scripts import crash_tool, seed
 
 ioerror = crash_tool("ioerror")

@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from cli_testkit import cold_modules, unexpected
+
 
 @pytest.fixture
 def run(cli):
@@ -26,6 +28,19 @@ def test_seed_flag_forms_add_then_query_with_json(run):
     assert sum(row["score"] for row in answer["ppr"]) == pytest.approx(1.0)
     assert answer["stats"]["ABOUT"]["edges"] == 2
     assert "hop 1  Concept:Win11蓝牙故障" in run("graph", "--khop", "Episode:e1", "--k", "1").output
+
+
+@pytest.mark.parametrize("arguments, own_command", [
+    (("graph", "khop", "Episode:e1", "--json"), "memctl.cli.graph_cmd"),
+    (("stats", "--json"), "memctl.cli.store_cmd"),
+])
+def test_a_cold_reader_of_a_graph_still_in_the_wal_loads_only_what_it_runs(run, isolated_home, arguments,
+                                                                             own_command):
+    """The graph's records still in the WAL are arranged when the store opens: without numpy.ma
+    (tests/cli/cli_testkit.py's rule) or any writer's module."""
+    assert run("graph", "node", "add", "Episode:e1", "Episode:e2").exit_code == 0
+    assert run("graph", "edge", "add", "Episode:e1", "TEMPORAL_NEXT", "Episode:e2").exit_code == 0
+    assert unexpected(cold_modules(isolated_home, *arguments), own_command, ("memctl.recall", "yaml")) == []
 
 
 @pytest.mark.parametrize("args", [

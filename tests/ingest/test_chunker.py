@@ -6,9 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 from memctl.ingest import chunker
 from memctl.ingest.chunker import (
-    CJK_CLASS, MAX_TOKENS, MIN_TOKENS, SPACE_CODE_POINTS, chunk_all, chunk_conversation, estimate_tokens,
-    guess_language, text_counts)
+    MAX_TOKENS, MIN_TOKENS, SPACE_CODE_POINTS, chunk_all, chunk_conversation, guess_language)
 from memctl.ingest.model import Conversation, Turn
+from memctl.language.token_estimate import CJK_CLASS, estimate_tokens, text_counts
 
 
 def spans(chunk):

@@ -7,8 +7,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memctl.ingest import cutting
-from memctl.ingest.chunker import CJK_CLASS, estimate_tokens
 from memctl.ingest.detect import parse_document
+from memctl.language.token_estimate import CJK_CLASS, estimate_tokens
 
 # The rule, unit by unit, as plain text cut paragraphs before cutting.py (each unit sliced and counted alone).
 SENTENCE_END = re.compile(r"(?:[。！？；!?…]+[」』”’\"')）]*|\.(?=\s))\s*|\n")

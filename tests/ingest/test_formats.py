@@ -2,11 +2,10 @@
 
 import json
 
-from memctl.ingest.chunker import MAX_TOKENS, estimate_tokens
-from memctl.ingest.decode import decode
-from memctl.ingest.detect import parse_document
+from memctl.ingest.chunker import MAX_TOKENS
+from memctl.language.token_estimate import estimate_tokens
 
-from ingest_testkit import LOCOMO_DEV, MEMDAILY_DEV, needs_locomo, parse, turns_of
+from ingest_testkit import parse, turns_of
 
 
 
@@ -153,35 +152,3 @@ def test_memdaily_chinese_dates_and_turn_time_and_place():
     assert turns[1].ts == "2024-04-01"
     assert turns[0].extra == {"mid": 0, "place": "广东深圳"}  # `time` became ts
     assert [(turn.session, turn.attachments, turn.reply_to) for turn in turns] == [("1", (), None)] * 2
-
-
-@needs_locomo
-def test_real_locomo_dev_file():
-    with open(LOCOMO_DEV, "rb") as handle:
-        data = handle.read()
-    fmt, conversations = parse_document(decode(data, "locomo-dev.json"), "locomo-dev.json")
-    assert fmt == "locomo"
-    assert [conversation.conv_id for conversation in conversations] == [
-        "conv-26", "conv-30", "conv-41", "conv-42", "conv-43"]
-    turns = [turn for conversation in conversations for turn in conversation.turns]
-    assert len(turns) == 2760
-    assert all(turn.ts and turn.ts[:2] == "20" for turn in turns)
-    first = conversations[0].turns[0]
-    assert (first.source_id, first.speaker, first.ts) == ("D1:1", "Caroline", "2023-05-08T13:56:00")
-    assert sum(bool(turn.attachments) for turn in turns) == 602
-    assert all(turn.extra == {} for turn in turns)
-    assert len({(turn.conv_id, turn.session) for turn in turns}) == 128  # the file's non-empty session_N lists
-    assert len({(turn.conv_id, turn.source_id) for turn in turns}) == 2760
-
-
-@needs_locomo
-def test_real_memdaily_dev_file():
-    with open(MEMDAILY_DEV, "rb") as handle:
-        data = handle.read()
-    fmt, conversations = parse_document(decode(data, "zh-memdaily-dev.json"), "zh-memdaily-dev.json")
-    assert fmt == "locomo"
-    assert len(conversations) == 591
-    turns = [turn for conversation in conversations for turn in conversation.turns]
-    assert len(turns) == 5188
-    assert all(turn.speaker == "用户" and len(turn.ts) == 19 for turn in turns)
-    assert all("place" in turn.extra and "time" not in turn.extra for turn in turns)

@@ -1,6 +1,5 @@
 """ingest(): one atomic batch per call, content-addressed chunks, turn records whose raw_refs round-trip."""
 
-import json
 import os
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from memctl.ingest.model import Source
 from memctl.ingest.pipeline import ingest, prepare
 from memctl.ingest.sources import expand
 
-from ingest_testkit import LOCOMO_DEV, MEMDAILY_DEV, SAMPLES, needs_locomo
+from ingest_testkit import SAMPLES
 from raw_testkit import blob_files
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -144,31 +143,6 @@ def test_progress_reports_parse_bytes_then_stored_chunks(store):
     ingest(store, [Source("a", b"Alice: hi\nBob: yo\n"), Source("b", b"note")],
            progress=lambda stage, done, total: calls.append((stage, done, total)))
     assert calls == [("parse", 18, 22), ("parse", 22, 22), ("store", 1, 2), ("store", 2, 2)]
-
-
-@needs_locomo
-def test_real_locomo_dev_file(store):
-    summary = ingest(store, [LOCOMO_DEV])
-    assert (summary["conversations"], summary["turns"]) == (5, 2760)
-    with open(LOCOMO_DEV, encoding="utf-8") as handle:
-        samples = json.load(handle)
-    texts = [turn["text"] for sample in samples for key, turns in sample["conversation"].items()
-             if key.startswith("session_") and isinstance(turns, list) for turn in turns]
-    assert_spans_round_trip(store, texts)
-    records = turn_records(store)
-    assert sum(record["attachments"][0]["kind"] == "image" for record in records if record["attachments"]) == 602
-    assert len({(record["conv_id"], record["source_id"]) for record in records}) == 2760
-    assert summary["bytes_stored"] < 0.6 * sum(len(text.encode()) for text in texts)
-
-
-@needs_locomo
-def test_real_memdaily_dev_file(store):
-    summary = ingest(store, [MEMDAILY_DEV])
-    assert (summary["conversations"], summary["turns"]) == (591, 5188)
-    records = turn_records(store)
-    assert len(records) == 5188
-    assert all(record["speaker"] == "用户" and "place" in record["extra"] for record in records)
-    assert_spans_round_trip(store)
 
 
 CRASHING_INGEST = """

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from cli_testkit import cold_modules, unexpected
 from engine.raw import RawStore
 from recall_testkit import SAMPLES, open_memory, samples_store
 
@@ -241,15 +240,15 @@ def test_memory_api(home):
     assert answer["results"] and [card["id"] for card in answer["results"]] == [card["id"] for card in again["results"]]
 
 
-WRITING_MODULES = ("engine.raw.writer", "engine.graph.batch", "engine.text.pieces")
-
-
-def test_cold_process_loads_neither_numba_nor_jieba_nor_the_writers(home):
-    probe = ("import sys\nfrom memctl.cli.app import app\n"
-             f"app(['--home', {str(home)!r}, 'recall', 'Win11 蓝牙 打不开', '--json', '--trace'], "
-             "standalone_mode=False)\n"
-             "print('HEAVY', sorted(name for name in ('numba', 'jieba') if name in sys.modules))\n"
-             f"print('WRITING', sorted(name for name in {WRITING_MODULES!r} if name in sys.modules))\n")
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-2:] == ["HEAVY []", "WRITING []"]
+@pytest.mark.parametrize("arguments, own_command, also_never", [
+    (("recall", "Win11 蓝牙 打不开", "--json"), "memctl.cli.recall_cmd", ("yaml",)),
+    (("recall", "Kyoto peanut allergy", "--json", "--trace"), "memctl.cli.recall_cmd", ()),  # aliases.yaml
+    (("graph", "khop", "FIRST_RESULT", "--k", "2", "--json"), "memctl.cli.graph_cmd", ("memctl.recall", "yaml")),
+    (("stats", "--json"), "memctl.cli.store_cmd", ("memctl.recall", "yaml")),
+])
+def test_a_cold_command_loads_only_what_it_runs(home, run, arguments, own_command, also_never):
+    """Neither numba nor jieba, nor the writers, ingest, R2G, rich (JSON output) or another command's module
+    (tests/cli/cli_testkit.py); without --trace, no yaml (the lexicons are for the trace's entities)."""
+    first = _json(run("Win11 蓝牙 打不开", "--json"))["results"][0]["id"]
+    arguments = [first if argument == "FIRST_RESULT" else argument for argument in arguments]
+    assert unexpected(cold_modules(home, *arguments), own_command, also_never) == []

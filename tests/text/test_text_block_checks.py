@@ -95,8 +95,6 @@ def test_the_postings_span_several_blocks_and_the_pristine_store_answers(pristin
 
 @pytest.mark.parametrize("kernels", ["numpy", "numba"])
 def test_a_flipped_byte_in_postings_a_query_reads_is_corruption(pristine, tmp_path, kernels):
-    if kernels == "numba":
-        pytest.importorskip("numba")
     segment = Segment.open(postings_segment(pristine))
     blocks = -(-segment._columns["postings"][3] // SEGMENT_CHECKSUM_BLOCK_BYTES)
     damaged_term, first_byte = term_within_block(segment, blocks - 1)

@@ -100,7 +100,6 @@ def test_parameters_are_validated():
 
 
 def test_numba_kernels_give_the_numpy_results(tokenizer):
-    pytest.importorskip("numba")
     docs = documents(tokenizer)
     parts = [segment(docs[:4]), build_memory(docs[4:6]), segment(docs[6:], deleted=[0])]
     plain = Searcher(parts, tokenizer)
@@ -117,8 +116,6 @@ def test_numba_kernels_give_the_numpy_results(tokenizer):
 def test_a_searcher_remembering_decoded_terms_ranks_like_a_fresh_one(tokenizer, monkeypatch, capacity, kernels):
     from engine.text import search
 
-    if kernels == "numba":
-        pytest.importorskip("numba")
     monkeypatch.setattr(search, "_CACHED_ENTRIES", capacity)  # 3: most terms evicted or never kept
     docs = documents(tokenizer)
     parts = [segment(docs[:4]), build_memory(docs[4:6]), segment(docs[6:], deleted=[0])]
@@ -132,7 +129,6 @@ def test_a_searcher_remembering_decoded_terms_ranks_like_a_fresh_one(tokenizer, 
 
 
 def test_numba_kernels_with_filters_and_more_than_64_query_terms(tokenizer):
-    pytest.importorskip("numba")
     letters = "bcdfgkmnprtvz"
     words = sorted(f"zq{first}{second}" for first in letters for second in letters)[:70]
     docs = documents(tokenizer) + [
@@ -151,7 +147,6 @@ def test_numba_kernels_with_filters_and_more_than_64_query_terms(tokenizer):
 
 
 def test_damaged_postings_are_corruption_on_the_kernel_path(tokenizer):
-    pytest.importorskip("numba")
     from engine.errors import CorruptionError
     from engine.text.build import build
     from engine.text.reader import TextSegment
