@@ -12,6 +12,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import click
 import typer
 from typer.core import TyperGroup
 
@@ -124,6 +125,12 @@ class MemctlGroup(TyperGroup):
 
     # Names shown first in --help, in this order (typer lists a group's commands before its subgroups).
     command_order: tuple = ()
+
+    def __init__(self, *arguments, **keywords):
+        super().__init__(*arguments, **keywords)
+        # click >= 8.2 names a mistyped command's close matches itself (NoSuchCommand); typer's own suggestion
+        # would say "Did you mean 'recall'?" a second time.
+        self.suggest_commands = not hasattr(click.exceptions, "NoSuchCommand")
 
     def list_commands(self, context) -> list[str]:
         names = super().list_commands(context)

@@ -133,3 +133,9 @@ def test_readme_names_every_global_option():
 def test_the_option_test_sees_a_missing_option():
     assert _shown_options(dict(PATHS)[("recall",)])  # recall shows options
     assert not re.search(r"--no-such-option(?![\w-])", _rows(("recall",)))
+
+
+def test_a_mistyped_command_is_suggested_once(cli):
+    result = cli("recal", "Kyoto")
+    assert result.exit_code == 2
+    assert (result.stdout + result.stderr).count("Did you mean 'recall'?") == 1
