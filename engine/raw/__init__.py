@@ -1,6 +1,7 @@
 """Raw storage: immutable raw chunks, stored once by content as zstd blobs, and the turns that cite them.
 
     paths.py         a chunk's id (from its sha256) and its blob file's path
+    spans.py         a span of a chunk as one string (a citation; the key of a document kept per span)
     decompress.py    bounded zstd: never more output than the limit, whatever a frame claims
     turn_time.py     turn times as stored (naive whole seconds as ints) and the order they sort in
     turn_columns.py  the raw.turns record: a chunk's turns as compressed columns
@@ -31,6 +32,9 @@ _HOMES = {
     "raw_id_for": "paths",
     "blob_path": "paths",
     "record_blob_path": "paths",
+    "span_key": "spans",
+    "span_prefix": "spans",
+    "parse_span_key": "spans",
     "decompress_bounded": "decompress",
 }
 

@@ -3,7 +3,8 @@
 A chunk's bytes are addressed by their sha256 (engine.raw.paths); its metadata is the record
 `raw.chunk/<raw_id>`, and the turns it holds are one record, `raw.turns/<raw_id>` (engine.raw.turn_columns).
 References are counted on the chunk record: `put_turns` adds one per turn, `acquire`/`release` move counts,
-and releasing the last reference deletes both records and, after that commit, the blob file (RawWriter).
+and releasing the last reference deletes both records, the chunk's documents in the text indexes kept per
+span (`span_indexes`) and, after that commit, the blob file (RawWriter).
 
 Reading checks before trusting: the frame's declared content size against the limit and the record (before
 any allocation), a window-size cap, a streamed byte counter for frames without a declared size
@@ -29,9 +30,12 @@ from engine.raw.turn_columns import decode_turns
 
 
 class RawStore:
-    def __init__(self, store, limit: int = RAW_BLOB_MAX_BYTES, clock=None):
+    def __init__(self, store, limit: int = RAW_BLOB_MAX_BYTES, clock=None, span_indexes: tuple = ()):
+        """span_indexes: owners of text indexes whose documents are keyed by spans of the chunks
+        (engine.raw.spans): a batch releasing a chunk's last reference deletes its documents there too."""
         self.store = store
         self.limit = limit
+        self.span_indexes = tuple(span_indexes)
         self._clock = clock or (lambda: datetime.now(timezone.utc))
 
     # --- reading -------------------------------------------------------------------------------------------
