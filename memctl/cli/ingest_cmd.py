@@ -45,7 +45,8 @@ def ingest(
 def describe(summary: dict) -> str:
     return (f"{summary['chunks_new']:,} new, {summary['chunks_duplicate']:,} already stored: "
             f"{summary['turns']:,} turns in {summary['conversations']:,} conversation(s); "
-            f"{summary['bytes_in']:,} bytes in, {summary['bytes_stored']:,} bytes stored")
+            f"{summary['bytes_in']:,} bytes in, {summary['bytes_stored']:,} bytes stored; "
+            f"{summary['passages']:,} raw passages indexed")
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from engine.errors import EngineError
 from engine.format import FORMAT_VERSION
 from engine.graph.api import GraphStore
 from engine.migration import migrate_store
-from engine.migration import split_text_index, turn_fields
+from engine.migration import raw_passages, split_text_index, turn_fields
 from engine.migration.steps import STEPS, pending_steps
 from engine.store import Store
 from engine.text import stored
@@ -47,8 +47,8 @@ def search(store, owner: str, query: str = "memory note fact") -> list:
 
 
 def test_the_steps_run_in_order_on_the_stores_that_predate_them():
-    assert STEPS == ("split_text_index", "turn_fields")
-    assert pending_steps(2) == pending_steps(3) == [split_text_index, turn_fields]
+    assert STEPS == ("split_text_index", "turn_fields", "raw_passages")
+    assert pending_steps(2) == pending_steps(3) == [split_text_index, turn_fields, raw_passages]
     assert pending_steps(FORMAT_VERSION) == []
 
 
@@ -56,6 +56,27 @@ def test_the_step_names_the_indexes_memctl_reads():
     from memctl import indexes
 
     assert (split_text_index.NODES, split_text_index.DOCUMENTS) == (indexes.NODES, indexes.DOCUMENTS)
+
+
+def test_the_hooks_memctl_hands_in_are_those_the_steps_ask_for():
+    from memctl.memory import migration_hooks
+
+    assert set(migration_hooks()) == {turn_fields.HOOK, raw_passages.HOOK}
+
+
+def test_raw_passages_stages_what_the_hook_indexes_and_nothing_without_one(tmp_path):
+    def index(store, batch):
+        TextIndex(store, owner="text:passages").add("raw_0123456789abcdef@0+5", "hello", batch=batch)
+        return {"chunks": 1, "passages": 1}
+
+    with Store.open(str(tmp_path / "store")) as store:
+        assert raw_passages.plan(store, {}).counts == {"chunks": 0, "passages": 0}
+        assert raw_passages.plan(store, {}).runs == []
+        changes = raw_passages.plan(store, {raw_passages.HOOK: index})
+        assert store.get("text:passages.doc", "raw_0123456789abcdef@0+5") is None  # staged only by the caller
+        store.stage(changes.runs, changes.retired_counters)
+        assert changes.counts == {"chunks": 1, "passages": 1}
+        assert search(store, "text:passages", "hello") == ["raw_0123456789abcdef@0+5"]
 
 
 def test_node_documents_go_to_the_nodes_index_by_their_key_and_the_rest_to_documents(tmp_path):
