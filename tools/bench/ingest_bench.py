@@ -1,4 +1,5 @@
-"""`memctl ingest` against SQLite (stdlib sqlite3, journal_mode=WAL, synchronous=FULL) storing the same turns.
+"""`memctl ingest` against SQLite (stdlib sqlite3, journal_mode=WAL, synchronous=FULL) storing the same turns
+and indexing the same raw passages (FTS5); one huge line of plain text against the same text in ordinary lines.
 
 Inputs: (1) /work/shared/locomo/locomo-dev.json (English, 5 long conversations); (2) zh-memdaily-dev.json beside
 it (real Chinese: 591 short conversations, so 591 small chunks); (3) a generated mixed Chinese/English transcript
@@ -10,16 +11,26 @@ existing, empty store and database, each timed as a whole command runs, from rea
   memctl, in-process        Store.open + memctl.ingest.api.ingest_paths + close (the code `memctl ingest` runs)
   memctl, cold subprocess   `memctl ingest --raw PATH --quiet` in a new process (interpreter start included)
   SQLite, in-process        the same parser (memctl's, so both store the same turns; with Python's cyclic
-                            garbage collector paused as memctl's ingest pauses it), then one transaction
-                            inserting rows (conv_id, speaker, ts, source_id, text, extra: the turn's other
-                            input fields as JSON text, NULL for none), commit, close
+                            garbage collector paused as memctl's ingest pauses it) and memctl's passage cutter,
+                            then one transaction inserting rows (conv_id, speaker, ts, source_id, text, extra:
+                            the turn's other input fields as JSON text, NULL for none) and the raw passages
+                            memctl indexes into an FTS5 table (its default tokenizer, unicode61), commit, close
 and, without parsing, the storing step alone: memctl's chunked write (pipeline.write: compress, blobs, one
-syncfs, one WAL commit) against SQLite's transaction of the same parsed turns. In-process contenders run in a
-fresh interpreter each (`--child`), warmed up by one tiny ingest and insert, timed from the call to its return.
+syncfs, passage index, one WAL commit) against SQLite's transaction of the same parsed turns and passages.
+In-process contenders run in a fresh interpreter each (`--child`), warmed up by one tiny ingest and insert,
+timed from the call to its return. FTS5 is the peer a user would pick for searchable raw text; its unicode61
+tokenizer does less than memctl's (no stemming, and a run of CJK characters is one token where memctl indexes
+its character pairs), so it is a lower bound of what the same index costs.
+
+One long line: the same sentences (drawn from the chains below) ingested by `memctl ingest --raw FILE --quiet`
+in a new process, as one line of --line-mb MB and as ordinary plain-text paragraphs (a line of a few sentences
+each, blank lines between): CPU seconds per MB of each (target: the long line at most twice the ordinary text's)
+and the process's peak RSS against the input (target 4x; an ingest of a few bytes shows what the interpreter
+and its modules take alone).
 
 Sizes: blob bytes + raw record bytes (raw.chunk and raw.turns as a records segment stores them: key, value,
-29 bytes of row index), against the input file bytes and against the turns' text bytes (UTF-8); and what each
-zstd level makes of the same chunks.
+29 bytes of row index), against the input file bytes and against the turns' text bytes (UTF-8); the passage
+index (its records, and its postings segment after compaction); and what each zstd level makes of the same chunks.
 
 Scratch directories go under --dir (default $BENCH_DIR, else the system's temporary directory); the report
 states what creating one file with its directory costs the kernel there (in a plain directory, and below one
@@ -62,11 +73,14 @@ from engine.codec import pack  # noqa: E402
 from engine.format import RAW_CHUNK_TABLE, RAW_DIR, RAW_TURNS_TABLE  # noqa: E402
 from engine.format import RAW_ZSTD_LEVEL  # noqa: E402
 from engine.store import Store, paused_gc  # noqa: E402
+from engine.text.tables import text_tables  # noqa: E402
 from memctl.ingest.api import ingest_paths  # noqa: E402
 from memctl.ingest.decode import decode  # noqa: E402
 from memctl.ingest.detect import parse_document  # noqa: E402
 from memctl.ingest.pipeline import prepare, write  # noqa: E402
 from memctl.ingest.sources import expand  # noqa: E402
+from memctl.indexes import PASSAGES  # noqa: E402
+from memctl.raw_passages import PASSAGE_TOKENS, passage_documents  # noqa: E402
 from memctl.paths import tenant_dir  # noqa: E402
 
 LOCOMO_DEV = "/work/shared/locomo/locomo-dev.json"
@@ -77,7 +91,8 @@ TARGET_SIZE_RATIO = 0.6
 ZSTD_LEVELS = (1, 3, 9, 19)
 CALIBRATION_FILES = 200
 RECORD_ROW_INDEX_BYTES = 29  # records segment per row: hash u64, hash_row u32, key and value offsets u64, flags u8
-SQLITE_SCHEMA = "CREATE TABLE turn (conv_id TEXT, speaker TEXT, ts TEXT, source_id TEXT, text TEXT, extra TEXT)"
+SQLITE_SCHEMA = ("CREATE TABLE turn (conv_id TEXT, speaker TEXT, ts TEXT, source_id TEXT, text TEXT, extra TEXT)",
+                 "CREATE VIRTUAL TABLE passage USING fts5(text)")  # FTS5's default tokenizer, unicode61
 
 
 # --- the generated corpus -------------------------------------------------------------------------------------
@@ -173,6 +188,26 @@ def generate_corpus(directory: str, total_bytes: int, seed: int, conversations: 
     return paths
 
 
+def write_long_line_inputs(directory: str, total_bytes: int, seed: int) -> dict:
+    """{label: path} of the same sentences, about total_bytes of each: one line, and ordinary plain-text
+    paragraphs (a turn's few sentences a line, blank lines between); and a few bytes, for the process alone."""
+    chains = Chains()
+    rng = random.Random(f"{seed}:line")
+    pieces, size = [], 0
+    while size < total_bytes:
+        pieces.append(_turn_text(rng, chains, 0.5))
+        size += len(pieces[-1].encode()) + 1
+    os.makedirs(directory, exist_ok=True)
+    texts = {"one line": " ".join(pieces) + "\n", "ordinary paragraphs": "\n\n".join(pieces) + "\n",
+             "a few bytes": "A few words.\n"}
+    paths = {}
+    for label, text in texts.items():
+        paths[label] = os.path.join(directory, label.replace(" ", "-") + ".txt")
+        with open(paths[label], "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return paths
+
+
 # --- contenders -----------------------------------------------------------------------------------------------
 
 
@@ -188,7 +223,8 @@ def memctl_subprocess(paths: list[str], directory: str) -> None:
     subprocess.run(arguments, check=True)
 
 
-def parsed_rows(paths: list[str]) -> list[tuple]:
+def parsed_rows(paths: list[str]) -> tuple[list[tuple], list[tuple]]:
+    """(a row per turn, a row per passage: the texts memctl's passage index holds, cut by memctl's cutter)."""
     rows = []
     with paused_gc():  # as memctl's ingest parses: the comparison is about storing
         for path in expand_all(paths):
@@ -199,7 +235,10 @@ def parsed_rows(paths: list[str]) -> list[tuple]:
                 rows += [(turn.conv_id, turn.speaker, turn.ts, turn.source_id, turn.text,
                           json.dumps(turn.extra, ensure_ascii=False) if turn.extra else None)
                          for turn in conversation.turns]
-    return rows
+        texts = [row[4] for row in rows]
+        passages = [(document["fields"],) for document in passage_documents([("", texts, [0] * len(texts),
+                                                                              [None] * len(texts))], PASSAGE_TOKENS)]
+    return rows, passages
 
 
 def expand_all(paths: list[str]) -> list[str]:
@@ -209,15 +248,18 @@ def expand_all(paths: list[str]) -> list[str]:
 def sqlite_create(directory: str) -> None:
     connection = sqlite3.connect(os.path.join(directory, "turns.db"), isolation_level=None)
     connection.execute("PRAGMA journal_mode=WAL")  # persistent: later connections keep it
-    connection.execute(SQLITE_SCHEMA)
+    for statement in SQLITE_SCHEMA:
+        connection.execute(statement)
     connection.close()
 
 
-def sqlite_store(rows: list[tuple], directory: str) -> None:
+def sqlite_store(parsed: tuple[list[tuple], list[tuple]], directory: str) -> None:
+    rows, passages = parsed
     connection = sqlite3.connect(os.path.join(directory, "turns.db"), isolation_level=None)
     connection.execute("PRAGMA synchronous=FULL")
     connection.execute("BEGIN")
     connection.executemany("INSERT INTO turn VALUES (?, ?, ?, ?, ?, ?)", rows)
+    connection.executemany("INSERT INTO passage VALUES (?)", passages)
     connection.execute("COMMIT")
     connection.close()
 
@@ -253,6 +295,25 @@ def child_main(name: str, directory: str, paths: list[str]) -> None:
     print(time.perf_counter() - started, _cpu_seconds(resource.RUSAGE_SELF) - cpu_started)
 
 
+# Runs a command and prints its exit code, CPU seconds and peak RSS (KiB). A process's peak RSS starts from what it
+# had when it was forked (Linux keeps that mark through exec), so the command is forked from this small
+# interpreter, not from the benchmark holding its corpora.
+LAUNCHER = ("import os, sys; _, status, usage = os.wait4(os.spawnv(os.P_NOWAIT, sys.argv[1], sys.argv[1:]), 0); "
+            "print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)")
+
+
+def cold_ingest(path: str, directory: str) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS bytes) of `memctl ingest --raw PATH --quiet` in a new process."""
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", LAUNCHER, MEMCTL, "--home", directory, "ingest", "--raw", path,
+                             "--quiet"], check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    code, cpu, rss = result.stdout.split()
+    if code != "0":
+        raise RuntimeError(f"memctl ingest of {path} exited {code}: {result.stderr}")
+    return wall, float(cpu), int(rss) * 1024
+
+
 def _cpu_seconds(who: int) -> float:
     """User + system seconds of this process (all its threads) or of its waited-for children."""
     usage = resource.getrusage(who)
@@ -266,7 +327,7 @@ def _warm_up(directory: str) -> None:
     with Store.open(os.path.join(directory, "store")) as store:
         ingest_paths(store, texts=["warm: up"])
     sqlite_create(directory)
-    sqlite_store([("warm", "up", None, "warm#1", "up", None)], directory)
+    sqlite_store(([("warm", "up", None, "warm#1", "up", None)], [("up",)]), directory)
 
 
 def in_child(name: str, paths: list[str], directory: str) -> tuple[float, float]:
@@ -333,7 +394,7 @@ class Bench:
     def dataset(self, label: str, paths: list[str]) -> dict:
         input_bytes = sum(os.path.getsize(path) for path in expand_all(paths))
         rows = parsed_rows(paths)
-        turns, text_bytes = len(rows), sum(len(row[4].encode()) for row in rows)
+        turns, text_bytes = len(rows[0]), sum(len(row[4].encode()) for row in rows[0])
         chunks = prepare(expand_all(paths)).chunks
         levels = zstd_levels(chunks, text_bytes)
         chunks = len(chunks)
@@ -350,7 +411,18 @@ class Bench:
                                                               for name, values in self.cpu.items()},
                 "sizes": sizes, "syncs": syncs, "levels": levels}
 
-    def sizes(self, paths: list[str], rows: list[tuple]) -> dict:
+    def long_line(self, paths: dict) -> dict:
+        """{label: {"bytes", "wall", "cpu", "rss"}} (medians) of cold ingests of each input, interleaved."""
+        samples: dict = {label: [] for label in paths}
+        for _ in range(self.runs):
+            for label, path in paths.items():
+                samples[label].append(cold_ingest(path, self.fresh()))
+        return {label: {"bytes": os.path.getsize(paths[label]),
+                        **{name: statistics.median(sample[index] for sample in found)
+                           for index, name in enumerate(("wall", "cpu", "rss"))}}
+                for label, found in samples.items()}
+
+    def sizes(self, paths: list[str], rows: tuple[list[tuple], list[tuple]]) -> dict:
         directory = self.fresh()
         memctl_in_process(paths, directory)
         store_path = tenant_dir(directory, "default")
@@ -360,15 +432,19 @@ class Bench:
             chunk_records = _record_bytes(store, RAW_CHUNK_TABLE)
             turn_records = _record_bytes(store, RAW_TURNS_TABLE)
             turn_rows = sum(len(value["turns"]) for _, value in store.scan(RAW_TURNS_TABLE))
+            passage_records = _record_bytes(store, text_tables(PASSAGES).documents)
             store.compact()
         store_total = _tree_bytes(store_path)
+        postings = sum(os.path.getsize(os.path.join(store_path, "seg", name))
+                       for name in os.listdir(os.path.join(store_path, "seg")) if name.endswith(".text.postings.seg"))
         sqlite_directory = self.fresh()
         sqlite_store(rows, sqlite_directory)
         connection = sqlite3.connect(os.path.join(sqlite_directory, "turns.db"))
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
         return {"blobs": blobs, "chunk_records": chunk_records, "turn_records": turn_records, "turn_rows": turn_rows,
-                "store_total": store_total, "sqlite": _tree_bytes(sqlite_directory)}
+                "passage_records": passage_records, "postings": postings, "store_total": store_total,
+                "sqlite": _tree_bytes(sqlite_directory)}
 
     def sync_calls(self, paths: list[str]) -> dict:
         """Sync operations of one in-process ingest into an existing, empty store."""
@@ -525,11 +601,42 @@ def _size_rows(result: dict) -> list[list]:
              f"{sizes['turn_records']:,} ({sizes['turn_rows']:,} rows)", f"{sizes['chunk_records']:,}",
              f"{stored:,}", f"{by_input:.3f} ({'yes' if by_input <= TARGET_SIZE_RATIO else 'NO'})",
              f"{by_text:.3f} ({'yes' if by_text <= TARGET_SIZE_RATIO else 'NO'})",
-             f"{sizes['store_total']:,}", f"{sizes['sqlite']:,} ({sizes['sqlite'] / result['text_bytes']:.2f})"]]
+             f"{sizes['passage_records']:,} + {sizes['postings']:,}",
+             f"{sizes['store_total']:,} ({sizes['store_total'] / result['text_bytes']:.2f})",
+             f"{sizes['sqlite']:,} ({sizes['sqlite'] / result['text_bytes']:.2f})"]]
 
 
 def _level_rows(result: dict) -> list[list]:
     return [[result["label"]] + [f"{result['levels'][level]:.3f}" for level in ZSTD_LEVELS]]
+
+
+def long_line_report(found: dict) -> str:
+    """The long-line table and its notes."""
+    ordinary = found["ordinary paragraphs"]
+    ordinary_rate = ordinary["cpu"] / (ordinary["bytes"] / 1e6)
+    alone = found["a few bytes"]["rss"]
+    rows = []
+    for label, result in found.items():
+        megabytes = result["bytes"] / 1e6
+        rate = result["cpu"] / megabytes
+        long = label == "one line"
+        rows.append([label, f"{result['bytes']:,}", f"{result['wall']:.2f} s", f"{result['cpu']:.2f} s",
+                     f"{rate:.3f}" if megabytes >= 1 else "", f"{rate / ordinary_rate:.2f}x" + (
+                         f" ({'yes' if rate <= 2 * ordinary_rate else 'NO'})" if long else "") if megabytes >= 1 else "",
+                     f"{result['rss'] / 1e6:,.0f} MB", f"{result['rss'] / result['bytes']:.1f}x" + (
+                         f" ({'yes' if result['rss'] <= 4 * result['bytes'] else 'NO'})" if long else "")
+                     if megabytes >= 1 else "", f"{(result['rss'] - alone) / result['bytes']:.1f}x"
+                     if megabytes >= 1 else ""])
+    notes = ("- Each input ingested by `memctl ingest --raw FILE --quiet` in a new process (into a fresh store), "
+             "medians of the runs; CPU = user + system seconds of that process, peak RSS its maximum resident set. "
+             "The same sentences (the generated corpus' chains, half Chinese) as one line and as one paragraph per "
+             "turn's worth of them. A line is cut into turns of at most 2,000 tokens at sentence ends and each turn "
+             "into raw passages of at most 96 (memctl/ingest/cutting.py); the ordinary paragraphs are turns of "
+             "their own, most of them one passage. Nearly all of the memory is the raw passage index, built in the "
+             "ingest's one batch: its tokens as records, the flush that builds their postings (see the "
+             "passage index column above for what it stores).")
+    return table(["plain text input", "bytes", "wall", "CPU", "CPU s/MB", "per MB vs ordinary (<= 2x)",
+                  "peak RSS", "RSS/input (<= 4x)", "RSS above the few-byte ingest / input"], rows) + "\n\n" + notes
 
 
 def report(results: list[dict], runs: int, creation: tuple[float, float], scratch: dict) -> str:
@@ -537,8 +644,9 @@ def report(results: list[dict], runs: int, creation: tuple[float, float], scratc
                         "vs SQLite (wall)", "vs SQLite (CPU)", ">= 0.8x (wall)"],
                        [row for result in results for row in _throughput_rows(result)])
     sizes = table(["input", "input bytes", "text bytes", "blobs", "raw.turns records", "raw.chunk records",
-                   "stored", "stored/input <= 0.6", "stored/text <= 0.6", "store dir, compacted",
-                   "SQLite db (/text)"], [row for result in results for row in _size_rows(result)])
+                   "stored", "stored/input <= 0.6", "stored/text <= 0.6",
+                   "passage index: records + postings", "store dir, compacted (/text)", "SQLite db (/text)"],
+                  [row for result in results for row in _size_rows(result)])
     levels = table(["input: blobs / text bytes at zstd level"] + [
                        f"{level}{' (used)' if level == RAW_ZSTD_LEVEL else ''}" for level in ZSTD_LEVELS],
                    [row for result in results for row in _level_rows(result)])
@@ -594,6 +702,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--mb", type=float, default=32, help="size of the generated corpus in MB (default 32)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated corpus")
+    parser.add_argument("--line-mb", type=float, default=50, help="size of the one-line input in MB (default 50)")
     parser.add_argument("--runs", type=int, default=3, help="repetitions per contender (medians reported)")
     parser.add_argument("--no-results", action="store_true", help="print only; leave RESULTS.md alone")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -613,7 +722,10 @@ def main() -> None:
         results = [bench.dataset("LoCoMo dev", [LOCOMO_DEV]),
                    bench.dataset("MemDaily dev (zh)", [MEMDAILY_DEV]),
                    bench.dataset(f"generated zh/en, {arguments.mb:g} MB, seed {arguments.seed}", corpus)]
-        text = report(results, arguments.runs, bench.creation_seconds(), scratch)
+        long_line = bench.long_line(write_long_line_inputs(os.path.join(root, "line"), int(arguments.line_mb * 1e6),
+                                                           arguments.seed))
+        text = report(results, arguments.runs, bench.creation_seconds(), scratch) + "\n\n" + \
+            long_line_report(long_line)
         print(text)
         if not arguments.no_results:
             write_section("ingest_bench", text)
