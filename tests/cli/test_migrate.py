@@ -87,6 +87,11 @@ def test_the_migrated_store_answers_as_the_old_code_did(cli, old_store):
         assert found.exit_code == 0, found.stderr
         assert without_timings(json.loads(found.stdout)) == without_timings(expected)
 
+    # The raw passage index, which format 3 did not have: every turn of both chunks, found with or without R2G.
+    found = json.loads(cli("recall", "--allow-raw", "litter box", "--json").stdout)
+    [stage] = [stage for stage in found["trace"]["stages"] if stage["name"] == "W5: raw passages"]
+    assert stage["notes"] == {"passages": 14} and stage["candidates"] > 0
+
     # Search: the indexed files alone, where format 3 also returned R2G's nodes.
     assert {hit["key"] for hit in EXPECTED["search"]["litter"]["hits"]} - INDEXED, "the fixture mixes them"
     for query, keys in (("litter", ["notes/groceries.txt"]), ("Bluetooth headset", ["notes/bluetooth.txt"]),
