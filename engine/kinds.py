@@ -21,6 +21,7 @@ from engine.format import INSTANCE_NAME_PATTERN, INSTANCE_SEPARATOR
 _REGISTRY: dict[str, str] = {
     "text": "engine.text.kind:TextKind",
     "graph": "engine.graph.kind:GraphKind",
+    "raw": "engine.raw.passage_kind:PassageKind",
 }
 _NAMED_INSTANCES = {"text"}  # kinds whose instances may be named (the graph has one, its tables fixed by name)
 

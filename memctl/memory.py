@@ -183,9 +183,9 @@ class Memory:
         is. dry_run: report what would change and write nothing. Opens no Memory (this code refuses an older
         store) and reads no settings: {"path", "from_version", "to_version", "dry_run", "migrated",
         "wal_batches", "steps": [{"name", "to_version", "counts"}]}. The ingest adapters say what a version-3
-        turn's input keys mean (memctl.ingest.format3), which the engine's turn_fields step cannot know, and
-        memctl.raw_passages what a raw passage is (passages of the default size: no setting is read)."""
+        turn's input keys mean (memctl.ingest.format3), which the engine's turn_fields step cannot know."""
         from engine.migration import migrate_store
+        from memctl.ingest.format3 import migration_hooks
 
         return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
                              hooks=migration_hooks())
@@ -220,13 +220,3 @@ class Memory:
         from memctl.stats import collect
 
         return collect(self)
-
-
-def migration_hooks() -> dict:
-    """What `memctl migrate` hands the engine's migration steps: how the ingest adapters map a version-3 turn's
-    input keys onto the generic fields (memctl.ingest.format3), and how a chunk's raw passages are indexed
-    (memctl.raw_passages)."""
-    from memctl import raw_passages
-    from memctl.ingest import format3
-
-    return {**format3.migration_hooks(), **raw_passages.migration_hooks()}

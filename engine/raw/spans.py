@@ -1,7 +1,6 @@
 """A span of a raw chunk written as one string, `raw_<16 hex>@<offset>+<length>` (offset and length in bytes of
-the decompressed chunk, decimal): how recall cites raw text, and the key of every document of a text index kept
-per span (RawStore's span_indexes), so that a chunk's documents are those whose key starts with
-`span_prefix(raw_id)`."""
+the decompressed chunk, decimal): how recall cites raw text, and the key of every passage of the raw passage
+index (engine/raw/passage_kind.py)."""
 
 from __future__ import annotations
 
@@ -14,11 +13,6 @@ SPAN_KEY = re.compile(rf"({RAW_ID_PREFIX}[0-9a-f]{{{RAW_ID_HEX_DIGITS}}})@(0|[1-
 
 def span_key(raw_id: str, offset: int, length: int) -> str:
     return f"{raw_id}@{offset}+{length}"
-
-
-def span_prefix(raw_id: str) -> str:
-    """What the key of every span of chunk `raw_id` starts with."""
-    return f"{raw_id}@"
 
 
 def parse_span_key(key: str) -> tuple[str, int, int] | None:

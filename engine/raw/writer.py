@@ -30,7 +30,6 @@ from engine.format import (
     RAW_ZSTD_LEVEL,
 )
 from engine.raw.paths import blob_path, raw_id_for, record_blob_path
-from engine.raw.spans import span_prefix
 from engine.raw.turn_columns import TurnColumns, encode_turns
 
 
@@ -133,8 +132,7 @@ class RawWriter:
             self._write(raw_id, {**record, "refcount": record["refcount"] + count})
 
     def release(self, raw_id: str, count: int = 1) -> bool:
-        """Drop references; True when that was the last, so the chunk, its turns, its documents in the span
-        indexes and its blob go at commit."""
+        """Drop references; True when that was the last, so the chunk, its turns and its blob go at commit."""
         record = self._existing(raw_id)
         remaining = record["refcount"] - count
         if remaining > 0:
@@ -145,10 +143,6 @@ class RawWriter:
         if self._new_turns.pop(raw_id, None) is not None or self.raw.store.get(RAW_TURNS_TABLE, raw_id) is not None:
             self.batch.delete(RAW_TURNS_TABLE, raw_id)
             self._deleted_turns.add(raw_id)
-        for owner in self.raw.span_indexes:
-            from engine.text.index import TextIndex
-
-            TextIndex(self.raw.store, owner=owner).delete_prefixed(span_prefix(raw_id), self.batch)
         self._released[raw_id] = record
         return True
 

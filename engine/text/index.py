@@ -104,19 +104,6 @@ class TextIndex:
             active.delete(self.tables.documents, _plain(key))
         return True
 
-    def delete_prefixed(self, prefix: str, batch=None) -> int:
-        """Remove every document whose key starts with `prefix`, those `batch` adds included; returns how many."""
-        pending = _pending_documents(batch, self.tables.documents)
-        docnos = {key: record["docno"] for key, record in self.store.scan(self.tables.documents, prefix)}
-        docnos.update((key, docno) for key, docno in pending.items() if key.startswith(prefix))
-        docnos = {key: docno for key, docno in docnos.items() if docno is not None}
-        if docnos:
-            with _BatchScope(self.store, batch) as active:
-                active.put_many(self.tables.dead, list(map(dead_key, docnos.values())), [1] * len(docnos))
-                for key in docnos:
-                    active.delete(self.tables.documents, key)
-        return len(docnos)
-
     def _current_docno(self, key: str, pending: dict):
         if key in pending:
             return pending[key]

@@ -45,8 +45,7 @@ def ingest(
 def describe(summary: dict) -> str:
     return (f"{summary['chunks_new']:,} new, {summary['chunks_duplicate']:,} already stored: "
             f"{summary['turns']:,} turns in {summary['conversations']:,} conversation(s); "
-            f"{summary['bytes_in']:,} bytes in, {summary['bytes_stored']:,} bytes stored; "
-            f"{summary['passages']:,} raw passages indexed")
+            f"{summary['bytes_in']:,} bytes in, {summary['bytes_stored']:,} bytes stored")
 
 
 @contextmanager

@@ -15,9 +15,9 @@ def ingest_paths(store, paths=(), texts=(), format: str = "auto", errors: str = 
     `store`: a writable engine Store, or a function returning a context manager that yields one; the function
     is called only once every input has passed, so bad input neither creates a store nor takes its writer lock.
     `config`: memctl Settings (ingest.max_file_bytes, ingest.max_blob_bytes, ingest.chunk_min_tokens,
-    ingest.chunk_max_tokens, ingest.passage_tokens), None for the defaults. `progress(stage, done, total)`:
-    stage "parse" (bytes), then "store" (chunks). Returns {chunks_new, chunks_duplicate, bytes_in, bytes_stored
-    (compressed blob and turn row bytes written), conversations, turns, passages (raw passages indexed)}.
+    ingest.chunk_max_tokens), None for the defaults. `progress(stage, done, total)`: stage "parse" (bytes), then
+    "store" (chunks). Returns {chunks_new, chunks_duplicate, bytes_in, bytes_stored (compressed blob and turn
+    row bytes written), conversations, turns}.
     """
     from memctl.settings import resolve
 
@@ -25,4 +25,4 @@ def ingest_paths(store, paths=(), texts=(), format: str = "auto", errors: str = 
     size_limit = config.get("ingest.max_file_bytes")
     return ingest(store, collect(paths, texts, size_limit=size_limit, stdin=stdin), format, errors, size_limit,
                   config.get("ingest.max_blob_bytes"), config.get("ingest.chunk_min_tokens"),
-                  config.get("ingest.chunk_max_tokens"), progress, config.get("ingest.passage_tokens"))
+                  config.get("ingest.chunk_max_tokens"), progress)

@@ -56,12 +56,6 @@ def estimate_tokens(text: str) -> int:
     return tokens_of(*text_counts(text))
 
 
-def estimate_tokens_all(texts: list[str]):
-    """estimate_tokens of every text, as a numpy int64 array (counted in numpy, a block of texts at a time)."""
-    characters, words, _ = _text_counts_all(texts)
-    return tokens_of(characters, words)
-
-
 def language_of(characters: int, words: int) -> str | None:
     """A script-level guess for chunk metadata: "zh" when CJK characters outnumber other words, else "en"."""
     if characters == 0 and words == 0:

@@ -20,7 +20,7 @@ import re
 from bisect import bisect_right
 
 from memctl.ingest.chunker import (CJK_CHARACTER, CJK_RUN, SPACE_CHARACTER, WORD_CHARACTER, character_classes,
-                                   estimate_tokens_all, text_counts, tokens_of)
+                                   text_counts, tokens_of)
 
 # A sentence ends after CJK or ASCII terminal punctuation (with any closing quotes), or at a line end.
 SENTENCE_END = re.compile(r"(?:[。！？；!?…]+[」』”’\"')）]*|\.(?=\s))\s*|\n")
@@ -85,10 +85,13 @@ def _sentence_units(text: str, bounds: list, max_tokens: int):
     one is cut into words and CJK characters (_word_units)."""
     import numpy as np
 
+    from memctl.ingest.chunker import _text_counts_all
+
     starts = np.array(bounds[:-1], dtype=np.int64)
     ends = bounds[1:]
-    tokens = estimate_tokens_all([text[first:last] if last - first <= BLOCK_CHARACTERS else ""
-                                  for first, last in zip(bounds, ends)])
+    short = [text[first:last] if last - first <= BLOCK_CHARACTERS else "" for first, last in zip(bounds, ends)]
+    characters, words, _ = _text_counts_all(short)
+    tokens = tokens_of(characters, words)
     for index, (first, last) in enumerate(zip(bounds, ends)):
         if last - first > BLOCK_CHARACTERS:  # counted block by block instead of copied whole
             tokens[index] = span_tokens(text, first, last)

@@ -24,6 +24,5 @@ def generic_fields(source_id: str, extra: dict) -> dict:
 
 
 def migration_hooks() -> dict:
-    """The adapters' part of what `memctl migrate` hands the engine's migration steps (memctl.memory.migration_hooks,
-    engine.migration.protocol.migrate_store)."""
+    """What `memctl migrate` hands the engine's migration steps (engine.migration.protocol.migrate_store)."""
     return {"turn_fields": generic_fields}

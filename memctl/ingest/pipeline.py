@@ -1,5 +1,4 @@
-"""One ingest: read, check and parse every source, chunk the turns, then store what is new, with the raw passages
-of the new chunks (memctl/raw_passages.py), in one batch.
+"""One ingest: read, check and parse every source, chunk the turns, then store what is new in one batch.
 
 `prepare` does all the reading and checking without a store, so bad input is refused before a store is opened
 (or created) and before the writer lock is taken; `write` then stores the prepared chunks as one store batch
@@ -21,8 +20,7 @@ from dataclasses import dataclass
 
 from engine.errors import InputError
 from engine.format import RAW_BLOB_MAX_BYTES
-from memctl import raw_passages
-from memctl.ingest.chunker import MAX_TOKENS, MIN_TOKENS, TEXT, Chunk, chunk_all
+from memctl.ingest.chunker import MAX_TOKENS, MIN_TOKENS, Chunk, chunk_all
 from memctl.ingest.decode import DEFAULT_SIZE_LIMIT, check_errors_mode, decode
 from memctl.ingest.detect import normalize_format, parse_document
 from memctl.ingest.model import Source
@@ -37,22 +35,21 @@ class Prepared:
 
 def ingest(store, sources, format: str | None = None, errors: str = "strict",
            size_limit: int = DEFAULT_SIZE_LIMIT, blob_limit: int = RAW_BLOB_MAX_BYTES,
-           min_tokens: int = MIN_TOKENS, max_tokens: int = MAX_TOKENS, progress=None,
-           passage_tokens: int = raw_passages.PASSAGE_TOKENS) -> dict:
+           min_tokens: int = MIN_TOKENS, max_tokens: int = MAX_TOKENS, progress=None) -> dict:
     """Ingest `sources` (Source objects or file paths) into `store`: a writable engine Store, or a function
     returning a context manager that yields one, called only once every input has been parsed (bad input then
     neither creates a store nor takes its writer lock).
 
     Returns {chunks_new, chunks_duplicate, bytes_in, bytes_stored (compressed blob and turn row bytes written),
-    conversations, turns, passages (indexed for the new chunks)}. `progress`, if given, is called as
-    progress(stage, done, total) with stage "parse" (bytes) then "store" (chunks).
+    conversations, turns}. `progress`, if given, is called as progress(stage, done, total) with stage "parse"
+    (bytes) then "store" (chunks).
     """
     from engine.store import paused_gc
 
     with paused_gc():
         prepared = prepare(sources, format, errors, size_limit, min_tokens, max_tokens, progress)
         with store() if callable(store) else nullcontext(store) as opened:
-            summary = write(opened, prepared, blob_limit, progress, passage_tokens)
+            summary = write(opened, prepared, blob_limit, progress)
         del prepared  # freed while the collector is still paused: see above
     return summary
 
@@ -84,31 +81,24 @@ def prepare(sources, format: str | None = None, errors: str = "strict", size_lim
         "bytes_stored": 0,
         "conversations": len({conversation.conv_id for conversation in conversations}),
         "turns": sum(len(conversation.turns) for conversation in conversations),
-        "passages": 0,
     }
     return Prepared(chunk_all(conversations, min_tokens, max_tokens), summary)
 
 
-def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progress=None,
-          passage_tokens: int = raw_passages.PASSAGE_TOKENS) -> dict:
-    """Store the prepared chunks that are new, with their turns and their raw passages (memctl.raw_passages),
-    in one batch; returns the summary."""
-    from engine.raw import TurnColumns
+def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progress=None) -> dict:
+    """Store the prepared chunks that are new, with their turns, in one batch; returns the summary."""
+    from engine.raw import RawStore, TurnColumns
 
     summary = dict(prepared.summary)
     chunks = prepared.chunks
-    new = []
-    with raw_passages.raw_store(store, blob_limit).batch(owned=True) as writer:  # our records: fresh plain values
+    with RawStore(store, limit=blob_limit).batch(owned=True) as writer:  # our records: fresh dicts of plain values
         writer.write_ahead([chunk.data for chunk in chunks])  # zstd and the blobs' sync beside the records
         turns = TurnColumns.many(chunk.columns() for chunk in chunks)
         for index, (chunk, columns) in enumerate(zip(chunks, turns), start=1):
             result = writer.put_turns(chunk.data, chunk.meta(), chunk.conv_id, columns)
             summary["chunks_new" if result.new else "chunks_duplicate"] += 1
             summary["bytes_stored"] += result.stored_bytes
-            if result.new:
-                new.append((result.raw_id, list(map(TEXT, chunk.turns)), chunk.offsets, chunk.ts))
             if progress:
                 progress("store", index, len(chunks))
-        summary["passages"] = raw_passages.index_chunks(store, writer.batch, new, passage_tokens)
     summary["bytes_stored"] += writer.deferred_stored_bytes
     return summary

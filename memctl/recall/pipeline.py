@@ -105,7 +105,7 @@ class Recaller:
         if self._passages is None:
             from memctl.recall.raw_fallback import RawPassages
 
-            self._passages = RawPassages(self.store, self.raw)
+            self._passages = RawPassages(self.raw)
         return self._passages
 
     def citations(self):

@@ -7,11 +7,12 @@ tokens of the kinds in `pattern_tokens` (error codes, hex, paths, URLs… are co
 than summarised); or the user asks (`--allow-raw`, `--cite`). `raw.enabled: false` keeps the automatic
 triggers off; an explicit flag still runs it.
 
-It searches the stored passage index (memctl/raw_passages.py): every turn of every stored chunk, whether R2G
-converted it or not, in passages of at most `ingest.passage_tokens` tokens, by BM25+ over all of them (k1 1.2,
-b 0.75, δ 1). The index keeps tokens only: a hit's turn comes from its chunk's turn records and its text from
-the chunk itself, read (and verified) once per chunk per Recaller, and only for the hits a card shows. CJK text
-is cut into bigrams on both sides, so this path never loads jieba's dictionary either.
+It searches the store's raw passage index (the engine's `raw` kind, engine/raw/passage_kind.py): every turn of
+every stored chunk, whether R2G converted it or not, long turns cut into sentence windows of about 96 tokens, by
+BM25+ over all of them (k1 1.2, b 0.75, δ 1). The index is built from the chunks and keeps no text: a hit's turn
+comes from its chunk's turn records and its text from the chunk itself, read (and verified) once per chunk per
+Recaller, and only for the hits a card shows. CJK text is cut into bigrams on both sides, so this path never
+loads jieba's dictionary either.
 """
 
 from __future__ import annotations
@@ -69,11 +70,9 @@ def match_concentration(query, seeds: list, search) -> float | None:
 class RawPassages:
     """The stored passage index at one snapshot, and the turns and chunks its hits come from."""
 
-    def __init__(self, store, raw):
-        from memctl.raw_passages import open_index
-
+    def __init__(self, raw):
         self.raw = raw
-        self.searcher = open_index(store).searcher()
+        self.searcher = raw.passages().searcher()
         self._turns: dict = {}  # raw_id → (each turn's offset, the turns), None for a chunk no longer stored
         self._chunks: dict = {}  # raw_id → its bytes
 

@@ -218,10 +218,6 @@ KEYS: tuple = (
         (INGEST,), "A chunk holding this many tokens closes before a session that would not fit whole."),
     Key("ingest.chunk_max_tokens", Number(1, 1_000_000, whole=True), 2000, "seed 001 §3.0, R2G-1 (1k-2k tokens)",
         (INGEST,), "A chunk closes before a turn that would take it past this many tokens."),
-    Key("ingest.passage_tokens", Number(8, 100_000, whole=True), 96, "ours", (INGEST,),
-        "The raw passage index (recall's raw fallback) holds turns of up to this many tokens whole and cuts "
-        "longer ones at sentence ends, then between words, into passages of at most this many. Applies to the "
-        "chunks an ingest stores; those stored before keep their passages."),
     # --- engine ---------------------------------------------------------------------------------------------
     Key("engine.flush_bytes", Number(1, 1 << 40, whole=True), 8 * MIB, "ours", ("memctl/memory.py",),
         "A batch that takes the in-memory table past this many bytes is written straight to segments."),

@@ -58,25 +58,20 @@ def test_the_step_names_the_indexes_memctl_reads():
     assert (split_text_index.NODES, split_text_index.DOCUMENTS) == (indexes.NODES, indexes.DOCUMENTS)
 
 
-def test_the_hooks_memctl_hands_in_are_those_the_steps_ask_for():
-    from memctl.memory import migration_hooks
-
-    assert set(migration_hooks()) == {turn_fields.HOOK, raw_passages.HOOK}
-
-
-def test_raw_passages_stages_what_the_hook_indexes_and_nothing_without_one(tmp_path):
-    def index(store, batch):
-        TextIndex(store, owner="text:passages").add("raw_0123456789abcdef@0+5", "hello", batch=batch)
-        return {"chunks": 1, "passages": 1}
+def test_raw_passages_counts_the_chunks_and_stages_nothing_the_rebuild_indexes_them(tmp_path):
+    """The passage index is built from the chunks by the migration's rebuild (the `raw` kind): the step
+    changes no record."""
+    from engine.raw import RawStore
 
     with Store.open(str(tmp_path / "store")) as store:
-        assert raw_passages.plan(store, {}).counts == {"chunks": 0, "passages": 0}
-        assert raw_passages.plan(store, {}).runs == []
-        changes = raw_passages.plan(store, {raw_passages.HOOK: index})
-        assert store.get("text:passages.doc", "raw_0123456789abcdef@0+5") is None  # staged only by the caller
-        store.stage(changes.runs, changes.retired_counters)
-        assert changes.counts == {"chunks": 1, "passages": 1}
-        assert search(store, "text:passages", "hello") == ["raw_0123456789abcdef@0+5"]
+        with RawStore(store).batch() as writer:
+            writer.put_turns("Ann: the locker code is 4711".encode(), {}, "c", [
+                {"speaker": "Ann", "ts": None, "source_id": "c:1", "offset": 5, "length": 23, "extra": None}])
+        changes = raw_passages.plan(store, {})
+        assert changes.counts == {"chunks": 1} and changes.runs == [] and changes.retired_counters == []
+        store.rebuild()
+        [hit] = RawStore(store).passages().searcher().search("locker")
+        assert hit.key.endswith("@5+23")
 
 
 def test_node_documents_go_to_the_nodes_index_by_their_key_and_the_rest_to_documents(tmp_path):

@@ -88,26 +88,6 @@ def test_releasing_the_last_reference_deletes_record_and_blob(store):
     assert blob_files(store.path) == []
 
 
-def test_releasing_the_last_reference_deletes_the_chunks_documents_in_the_span_indexes(store):
-    """A span index holds documents keyed `<raw_id>@<offset>+<length>`: the batch releasing a chunk deletes its
-    documents there, those added in the same batch too, and no other chunk's; a RawStore not told of an index
-    leaves it alone."""
-    from engine.raw import span_key
-    from engine.text.index import TextIndex
-
-    raw = RawStore(store, span_indexes=("text:spans",))
-    index = TextIndex(store, owner="text:spans")
-    kept, gone = put(raw).raw_id, put(raw, TEXT + b"more").raw_id
-    index.add_many([{"key": span_key(raw_id, 0, 4), "fields": "蓝牙"} for raw_id in (kept, gone)])
-    with raw.batch() as writer:
-        index.add(span_key(gone, 4, 2), "蓝牙", batch=writer.batch)
-        assert writer.release(gone) is True
-    assert [hit.key for hit in index.search("蓝牙")] == [span_key(kept, 0, 4)]
-    with RawStore(store).batch() as writer:
-        assert writer.release(kept) is True
-    assert [hit.key for hit in index.search("蓝牙")] == [span_key(kept, 0, 4)]
-
-
 def test_span_keys_name_a_chunk_and_a_span():
     from engine.raw import parse_span_key, span_key
 

@@ -72,22 +72,6 @@ def test_add_search_update_delete_across_flush_and_compaction(store):
     assert index.statistics()["parts"] == 1
 
 
-def test_documents_are_deleted_by_key_prefix_in_the_store_and_in_the_batch(store):
-    index = TextIndex(store, TOKENIZER)
-    index.add_many([{"key": key, "fields": "memory note"} for key in ("x@1", "x@2", "xy@1", "y@1")])
-    store.flush()
-    index.add("x@3", "memory again")
-    with store.batch() as batch:
-        index.add("x@4", "memory in the batch", batch=batch)
-        index.add("y@2", "memory", batch=batch)
-        index.delete("x@2", batch=batch)
-        assert index.delete_prefixed("x@", batch=batch) == 3  # x@1 (a segment), x@3 (memtable), x@4 (this batch)
-    assert sorted(hit.key for hit in index.search("memory", top=10)) == ["xy@1", "y@1", "y@2"]
-    assert index.delete_prefixed("x@") == 0
-    store.compact()
-    assert sorted(hit.key for hit in index.search("memory", top=10)) == ["xy@1", "y@1", "y@2"]
-
-
 def test_results_are_identical_after_restart_and_for_a_reader(tmp_path):
     path = str(tmp_path / "store")
     with Store.open(path) as store:

@@ -1,5 +1,5 @@
-"""`memctl ingest` against SQLite (stdlib sqlite3, journal_mode=WAL, synchronous=FULL) storing the same turns
-and indexing the same raw passages (FTS5); one huge line of plain text against the same text in ordinary lines.
+"""`memctl ingest` against SQLite (stdlib sqlite3, journal_mode=WAL, synchronous=FULL) storing the same turns,
+with and without the same raw passages indexed (FTS5); one huge line of plain text against ordinary lines.
 
 Inputs: (1) /work/shared/locomo/locomo-dev.json (English, 5 long conversations); (2) zh-memdaily-dev.json beside
 it (real Chinese: 591 short conversations, so 591 small chunks); (3) a generated mixed Chinese/English transcript
@@ -11,16 +11,22 @@ existing, empty store and database, each timed as a whole command runs, from rea
   memctl, in-process        Store.open + memctl.ingest.api.ingest_paths + close (the code `memctl ingest` runs)
   memctl, cold subprocess   `memctl ingest --raw PATH --quiet` in a new process (interpreter start included)
   SQLite, in-process        the same parser (memctl's, so both store the same turns; with Python's cyclic
-                            garbage collector paused as memctl's ingest pauses it) and memctl's passage cutter,
-                            then one transaction inserting rows (conv_id, speaker, ts, source_id, text, extra:
-                            the turn's other input fields as JSON text, NULL for none) and the raw passages
-                            memctl indexes into an FTS5 table (its default tokenizer, unicode61), commit, close
+                            garbage collector paused as memctl's ingest pauses it), then one transaction
+                            inserting rows (conv_id, speaker, ts, source_id, text, extra: the turn's other
+                            input fields as JSON text, NULL for none), commit, close
+  memctl + passage index    as memctl, in-process, with a flush before the close: the raw passage index
+                            (engine/raw/passage_kind.py) is built at the flush that folds the new chunks into
+                            segments, which a small ingest leaves to a later command (readers build the
+                            unflushed chunks' passages in memory meanwhile); this row always pays for it
+  SQLite + FTS5             as SQLite, in-process, plus the texts of the same raw passages (memctl's cutting
+                            of long turns, engine/raw/passage_text.py) inserted into an FTS5 table (its default
+                            tokenizer, unicode61) in the same transaction
 and, without parsing, the storing step alone: memctl's chunked write (pipeline.write: compress, blobs, one
-syncfs, passage index, one WAL commit) against SQLite's transaction of the same parsed turns and passages.
-In-process contenders run in a fresh interpreter each (`--child`), warmed up by one tiny ingest and insert,
-timed from the call to its return. FTS5 is the peer a user would pick for searchable raw text; its unicode61
-tokenizer does less than memctl's (no stemming, and a run of CJK characters is one token where memctl indexes
-its character pairs), so it is a lower bound of what the same index costs.
+syncfs, one WAL commit) against SQLite's transaction of the same parsed turns. In-process contenders run in a
+fresh interpreter each (`--child`), warmed up by one tiny ingest and insert, timed from the call to its return.
+FTS5 is the peer a user would pick for searchable raw text; its unicode61 tokenizer does less than memctl's (no
+stemming, and a run of CJK characters is one token where memctl indexes its character pairs), so it is a lower
+bound of what the same index costs.
 
 One long line: the same sentences (drawn from the chains below) ingested by `memctl ingest --raw FILE --quiet`
 in a new process, as one line of --line-mb MB and as ordinary plain-text paragraphs (a line of a few sentences
@@ -30,7 +36,7 @@ and its modules take alone).
 
 Sizes: blob bytes + raw record bytes (raw.chunk and raw.turns as a records segment stores them: key, value,
 29 bytes of row index), against the input file bytes and against the turns' text bytes (UTF-8); the passage
-index (its records, and its postings segment after compaction); and what each zstd level makes of the same chunks.
+index (its segment after compaction) per text byte; and what each zstd level makes of the same chunks.
 
 Scratch directories go under --dir (default $BENCH_DIR, else the system's temporary directory); the report
 states what creating one file with its directory costs the kernel there (in a plain directory, and below one
@@ -73,14 +79,12 @@ from engine.codec import pack  # noqa: E402
 from engine.format import RAW_CHUNK_TABLE, RAW_DIR, RAW_TURNS_TABLE  # noqa: E402
 from engine.format import RAW_ZSTD_LEVEL  # noqa: E402
 from engine.store import Store, paused_gc  # noqa: E402
-from engine.text.tables import text_tables  # noqa: E402
 from memctl.ingest.api import ingest_paths  # noqa: E402
 from memctl.ingest.decode import decode  # noqa: E402
 from memctl.ingest.detect import parse_document  # noqa: E402
 from memctl.ingest.pipeline import prepare, write  # noqa: E402
 from memctl.ingest.sources import expand  # noqa: E402
-from memctl.indexes import PASSAGES  # noqa: E402
-from memctl.raw_passages import PASSAGE_TOKENS, passage_documents  # noqa: E402
+from engine.raw.passage_text import PASSAGE_TOKENS, PassageAnalyzer, windows  # noqa: E402
 from memctl.paths import tenant_dir  # noqa: E402
 
 LOCOMO_DEV = "/work/shared/locomo/locomo-dev.json"
@@ -216,6 +220,12 @@ def memctl_in_process(paths: list[str], directory: str) -> None:
         ingest_paths(store, paths)
 
 
+def memctl_indexed(paths: list[str], directory: str) -> None:
+    with Store.open(tenant_dir(directory, "default")) as store:
+        ingest_paths(store, paths)
+        store.flush()
+
+
 def memctl_subprocess(paths: list[str], directory: str) -> None:
     arguments = [MEMCTL, "--home", directory, "ingest", "--quiet"]
     for path in paths:
@@ -223,8 +233,7 @@ def memctl_subprocess(paths: list[str], directory: str) -> None:
     subprocess.run(arguments, check=True)
 
 
-def parsed_rows(paths: list[str]) -> tuple[list[tuple], list[tuple]]:
-    """(a row per turn, a row per passage: the texts memctl's passage index holds, cut by memctl's cutter)."""
+def parsed_rows(paths: list[str]) -> list[tuple]:
     rows = []
     with paused_gc():  # as memctl's ingest parses: the comparison is about storing
         for path in expand_all(paths):
@@ -235,9 +244,21 @@ def parsed_rows(paths: list[str]) -> tuple[list[tuple], list[tuple]]:
                 rows += [(turn.conv_id, turn.speaker, turn.ts, turn.source_id, turn.text,
                           json.dumps(turn.extra, ensure_ascii=False) if turn.extra else None)
                          for turn in conversation.turns]
+    return rows
+
+
+def parsed_passages(paths: list[str]) -> tuple[list[tuple], list[tuple]]:
+    """(a row per turn, a row per raw passage: the texts memctl's passage index holds)."""
+    rows = parsed_rows(paths)
+    with paused_gc():
         texts = [row[4] for row in rows]
-        passages = [(document["fields"],) for document in passage_documents([("", texts, [0] * len(texts),
-                                                                              [None] * len(texts))], PASSAGE_TOKENS)]
+        counts, _codes = PassageAnalyzer().analyze(texts)
+        passages = []
+        for text, count in zip(texts, counts.tolist()):
+            if count > PASSAGE_TOKENS:
+                passages += [(text[start:end],) for start, end in windows(text)]
+            elif count:
+                passages.append((text,))
     return rows, passages
 
 
@@ -253,8 +274,7 @@ def sqlite_create(directory: str) -> None:
     connection.close()
 
 
-def sqlite_store(parsed: tuple[list[tuple], list[tuple]], directory: str) -> None:
-    rows, passages = parsed
+def sqlite_store(rows: list[tuple], directory: str, passages: list[tuple] = ()) -> None:
     connection = sqlite3.connect(os.path.join(directory, "turns.db"), isolation_level=None)
     connection.execute("PRAGMA synchronous=FULL")
     connection.execute("BEGIN")
@@ -262,6 +282,10 @@ def sqlite_store(parsed: tuple[list[tuple], list[tuple]], directory: str) -> Non
     connection.executemany("INSERT INTO passage VALUES (?)", passages)
     connection.execute("COMMIT")
     connection.close()
+
+
+def sqlite_indexed(parsed: tuple[list[tuple], list[tuple]], directory: str) -> None:
+    sqlite_store(parsed[0], directory, parsed[1])
 
 
 def sqlite_in_process(paths: list[str], directory: str) -> None:
@@ -281,6 +305,8 @@ CHILD_WORK = {
     "sqlite": (lambda paths: paths, sqlite_in_process),
     "memctl_write": (lambda paths: prepare(expand_all(paths)), memctl_write_only),
     "sqlite_write": (parsed_rows, sqlite_store),
+    "memctl_indexed": (lambda paths: paths, memctl_indexed),
+    "sqlite_indexed": (lambda paths: paths, lambda paths, directory: sqlite_indexed(parsed_passages(paths), directory)),
 }
 
 
@@ -327,7 +353,7 @@ def _warm_up(directory: str) -> None:
     with Store.open(os.path.join(directory, "store")) as store:
         ingest_paths(store, texts=["warm: up"])
     sqlite_create(directory)
-    sqlite_store(([("warm", "up", None, "warm#1", "up", None)], [("up",)]), directory)
+    sqlite_store([("warm", "up", None, "warm#1", "up", None)], directory, [("up",)])
 
 
 def in_child(name: str, paths: list[str], directory: str) -> tuple[float, float]:
@@ -393,7 +419,7 @@ class Bench:
 
     def dataset(self, label: str, paths: list[str]) -> dict:
         input_bytes = sum(os.path.getsize(path) for path in expand_all(paths))
-        rows = parsed_rows(paths)
+        rows = parsed_passages(paths)
         turns, text_bytes = len(rows[0]), sum(len(row[4].encode()) for row in rows[0])
         chunks = prepare(expand_all(paths)).chunks
         levels = zstd_levels(chunks, text_bytes)
@@ -404,7 +430,8 @@ class Bench:
         gc.collect()
         self.cpu = {}
         timings = interleaved({name: self.timed(name, paths)
-                               for name in ("memctl", "memctl_cold", "sqlite", "memctl_write", "sqlite_write")},
+                               for name in ("memctl", "memctl_cold", "sqlite", "memctl_indexed", "sqlite_indexed",
+                                            "memctl_write", "sqlite_write")},
                               times=self.runs)
         return {"label": label, "input_bytes": input_bytes, "text_bytes": text_bytes, "turns": turns,
                 "chunks": chunks, "timings": timings, "cpu": {name: statistics.median(values)
@@ -432,18 +459,17 @@ class Bench:
             chunk_records = _record_bytes(store, RAW_CHUNK_TABLE)
             turn_records = _record_bytes(store, RAW_TURNS_TABLE)
             turn_rows = sum(len(value["turns"]) for _, value in store.scan(RAW_TURNS_TABLE))
-            passage_records = _record_bytes(store, text_tables(PASSAGES).documents)
             store.compact()
         store_total = _tree_bytes(store_path)
-        postings = sum(os.path.getsize(os.path.join(store_path, "seg", name))
-                       for name in os.listdir(os.path.join(store_path, "seg")) if name.endswith(".text.postings.seg"))
+        passage_index = sum(os.path.getsize(os.path.join(store_path, "seg", name))
+                            for name in os.listdir(os.path.join(store_path, "seg")) if name.endswith(".raw.passages.seg"))
         sqlite_directory = self.fresh()
-        sqlite_store(rows, sqlite_directory)
+        sqlite_indexed(rows, sqlite_directory)
         connection = sqlite3.connect(os.path.join(sqlite_directory, "turns.db"))
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
         return {"blobs": blobs, "chunk_records": chunk_records, "turn_records": turn_records, "turn_rows": turn_rows,
-                "passage_records": passage_records, "postings": postings, "store_total": store_total,
+                "passage_index": passage_index, "store_total": store_total,
                 "sqlite": _tree_bytes(sqlite_directory)}
 
     def sync_calls(self, paths: list[str]) -> dict:
@@ -576,6 +602,8 @@ def _throughput_rows(result: dict) -> list[list]:
     rows = []
     pairs = [("memctl", "sqlite", "memctl, in-process"), ("memctl_cold", "sqlite", "memctl ingest, cold subprocess"),
              ("sqlite", None, "SQLite, in-process"),
+             ("memctl_indexed", "sqlite_indexed", "memctl + passage index (flushed)"),
+             ("sqlite_indexed", None, "SQLite + FTS5 over the passages"),
              ("memctl_write", "sqlite_write", "storing step only: memctl write"),
              ("sqlite_write", None, "storing step only: SQLite")]
     for name, peer, label in pairs:
@@ -601,7 +629,7 @@ def _size_rows(result: dict) -> list[list]:
              f"{sizes['turn_records']:,} ({sizes['turn_rows']:,} rows)", f"{sizes['chunk_records']:,}",
              f"{stored:,}", f"{by_input:.3f} ({'yes' if by_input <= TARGET_SIZE_RATIO else 'NO'})",
              f"{by_text:.3f} ({'yes' if by_text <= TARGET_SIZE_RATIO else 'NO'})",
-             f"{sizes['passage_records']:,} + {sizes['postings']:,}",
+             f"{sizes['passage_index']:,} ({sizes['passage_index'] / result['text_bytes']:.3f})",
              f"{sizes['store_total']:,} ({sizes['store_total'] / result['text_bytes']:.2f})",
              f"{sizes['sqlite']:,} ({sizes['sqlite'] / result['text_bytes']:.2f})"]]
 
@@ -645,7 +673,7 @@ def report(results: list[dict], runs: int, creation: tuple[float, float], scratc
                        [row for result in results for row in _throughput_rows(result)])
     sizes = table(["input", "input bytes", "text bytes", "blobs", "raw.turns records", "raw.chunk records",
                    "stored", "stored/input <= 0.6", "stored/text <= 0.6",
-                   "passage index: records + postings", "store dir, compacted (/text)", "SQLite db (/text)"],
+                   "passage index, compacted (/text)", "store dir, compacted (/text)", "SQLite db + FTS5 (/text)"],
                   [row for result in results for row in _size_rows(result)])
     levels = table(["input: blobs / text bytes at zstd level"] + [
                        f"{level}{' (used)' if level == RAW_ZSTD_LEVEL else ''}" for level in ZSTD_LEVELS],

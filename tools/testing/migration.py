@@ -21,7 +21,7 @@ from pathlib import Path
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "format3_store" / "store"
 OLD_VERSION = 3
-TEXT_OWNERS = ("text:nodes", "text:documents", "text:passages")
+TEXT_OWNERS = ("text:nodes", "text:documents")
 # Words of both languages and of both indexes (the notes and the conversations).
 QUERIES = ("Dana Somerville Red Line commute", "litter Miso groceries", "Bluetooth headset power", "小林 柜员 杭州",
            "柯基 洗澡 豆包", "咖啡 美式 饺子皮")
@@ -101,7 +101,7 @@ def content(path: str) -> dict:
 def migrate(path: str) -> dict:
     """engine.migration.migrate_store of the store at `path` with the hooks `memctl migrate` hands it."""
     from engine.migration import migrate_store
-    from memctl.memory import migration_hooks
+    from memctl.ingest.format3 import migration_hooks
 
     return migrate_store(path, hooks=migration_hooks())
 
