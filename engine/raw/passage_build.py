@@ -42,20 +42,30 @@ def build_passages(store, chunks, first_docno: int, analyzer: PassageAnalyzer | 
     """The passages of `chunks` ((raw_id, raw.turns record) pairs, in the order their docnos are given from
     `first_docno`). A chunk whose blob cannot be read and verified has no passages (`check` reports the blob)."""
     from engine.raw.store import RawStore
+
+    raw = RawStore(store)
+
+    def readable():
+        for raw_id, record in chunks:
+            chunk_record = store.get(RAW_CHUNK_TABLE, raw_id)
+            data = raw.read_if_sound(raw_id, chunk_record) if chunk_record is not None else None
+            if data is not None:
+                yield (raw_id, data, *turn_spans(raw_id, record))
+
+    return build_from_bytes(readable(), first_docno, analyzer)
+
+
+def build_from_bytes(chunks, first_docno: int, analyzer: PassageAnalyzer | None = None) -> Built:
+    """The passages of `chunks` given as (raw_id, bytes, turn offsets, turn lengths, turn times as stored)."""
     from engine.text.build import Sources
 
     analyzer = analyzer or PassageAnalyzer()
-    raw = RawStore(store)
     built = Built(Sources([], [], [], [], [], [], []))
     block: list = []
     block_bytes = 0
-    for raw_id, record in chunks:
-        chunk_record = store.get(RAW_CHUNK_TABLE, raw_id)
-        data = raw.read_if_sound(raw_id, chunk_record) if chunk_record is not None else None
-        if data is None:
-            continue
-        block.append((raw_id, data, *turn_spans(raw_id, record)))
-        block_bytes += len(data)
+    for chunk in chunks:
+        block.append(chunk)
+        block_bytes += len(chunk[1])
         if block_bytes >= BLOCK_TEXT_BYTES:
             first_docno = _add_block(built, block, first_docno, analyzer)
             block, block_bytes = [], 0
