@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.format import RAW_CHUNK_TABLE, RAW_ID_PREFIX
-from engine.raw.passage_text import FIELD, PASSAGE_TOKENS, PassageAnalyzer, windows
+from engine.raw.passage_text import FIELD, PASSAGE_TOKENS, PassageAnalyzer, weights, windows
 from engine.raw.spans import span_key
 from engine.raw.turn_columns import turn_spans
 from engine.raw.turn_time import ts_order
@@ -38,9 +38,11 @@ def chunk_number(raw_id: str) -> int:
     return int(raw_id[len(RAW_ID_PREFIX):], 16)
 
 
-def build_passages(store, chunks, first_docno: int, analyzer: PassageAnalyzer | None = None) -> Built:
-    """The passages of `chunks` ((raw_id, raw.turns record) pairs, in the order their docnos are given from
-    `first_docno`). A chunk whose blob cannot be read and verified has no passages (`check` reports the blob)."""
+def build_passages(store, chunks, first_docno: int, analyzer: PassageAnalyzer | None = None,
+                   group_bytes: int | None = None):
+    """Yield Built groups of the passages of `chunks` ((raw_id, raw.turns record) pairs, their docnos given in
+    that order from `first_docno`), one per `group_bytes` of chunk bytes (all in one group when None). A chunk
+    whose blob cannot be read and verified has no passages (`check` reports the blob)."""
     from engine.raw.store import RawStore
 
     raw = RawStore(store)
@@ -52,26 +54,32 @@ def build_passages(store, chunks, first_docno: int, analyzer: PassageAnalyzer | 
             if data is not None:
                 yield (raw_id, data, *turn_spans(raw_id, record))
 
-    return build_from_bytes(readable(), first_docno, analyzer)
+    return build_from_bytes(readable(), first_docno, analyzer, group_bytes)
 
 
-def build_from_bytes(chunks, first_docno: int, analyzer: PassageAnalyzer | None = None) -> Built:
-    """The passages of `chunks` given as (raw_id, bytes, turn offsets, turn lengths, turn times as stored)."""
+def build_from_bytes(chunks, first_docno: int, analyzer: PassageAnalyzer | None = None,
+                     group_bytes: int | None = None):
+    """build_passages of chunks given as (raw_id, bytes, turn offsets, turn lengths, turn times as stored)."""
     from engine.text.build import Sources
 
     analyzer = analyzer or PassageAnalyzer()
     built = Built(Sources([], [], [], [], [], [], []))
     block: list = []
-    block_bytes = 0
+    block_bytes = group = 0
     for chunk in chunks:
         block.append(chunk)
         block_bytes += len(chunk[1])
         if block_bytes >= BLOCK_TEXT_BYTES:
             first_docno = _add_block(built, block, first_docno, analyzer)
+            group += block_bytes
             block, block_bytes = [], 0
+            if group_bytes is not None and group >= group_bytes:
+                yield built
+                built, group = Built(Sources([], [], [], [], [], [], [])), 0
     if block:
         _add_block(built, block, first_docno, analyzer)
-    return built
+    if built.sources.docnos:
+        yield built
 
 
 def _add_block(built: Built, block: list, first_docno: int, analyzer: PassageAnalyzer) -> int:
@@ -79,89 +87,69 @@ def _add_block(built: Built, block: list, first_docno: int, analyzer: PassageAna
     the next free docno."""
     from engine.text.pieces import TokenPiece
 
-    turns = _turn_passages(block)
-    turn_counts, turn_codes = analyzer.analyze(turns.texts)
-    long = turn_counts > PASSAGE_TOKENS
-    cut = turns.windows(np.flatnonzero(long).tolist())
-    window_counts, window_codes = analyzer.analyze(cut.texts)
-    # The documents: the turns that are not long, then the windows of those that are (their tokens in that
-    # order), each numbered by its place in chunk order (its turn, then its window); one without tokens goes.
-    short = np.flatnonzero(~long)
-    counts = np.concatenate((turn_counts[short], window_counts))
-    codes = np.concatenate((turn_codes[np.repeat(~long, turn_counts)], window_codes))
-    owners = np.concatenate((short, np.asarray(cut.owners, dtype=np.int64)))
-    ranks = np.concatenate((np.zeros(short.size, np.int64), np.arange(len(cut.owners), dtype=np.int64)))
+    passages = _passages(block)
+    counts, codes = analyzer.analyze(passages.texts)
     kept = np.flatnonzero(counts)
-    order = kept[np.lexsort((ranks[kept], owners[kept]))]  # the kept documents in chunk order
-    place = np.empty(counts.size, dtype=np.int64)
-    place[order] = np.arange(order.size)
     counts = counts[kept]
     starts = np.cumsum(counts) - counts
     positions = (np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)).astype(np.int32)
     sources = built.sources
     number = len(sources.pieces)
-    sources.pieces.append(TokenPiece(analyzer.vocabulary, codes, positions, counts, place[kept],
+    sources.pieces.append(TokenPiece(analyzer.vocabulary, codes, positions, counts, np.arange(kept.size),
                                      np.zeros(kept.size, dtype=np.int64), [FIELD], kept.size))
-    every = turns.taken(short.tolist()).joined(cut)
-    chosen = order.tolist()
+    chosen = kept.tolist()
     sources.docnos += range(first_docno, first_docno + kept.size)
-    sources.keys += [every.keys[index] for index in chosen]
-    sources.timestamps += [every.times[index] for index in chosen]
+    sources.keys += [passages.keys[index] for index in chosen]
+    sources.timestamps += [passages.times[index] for index in chosen]
     sources.types += [None] * kept.size
     sources.tags += [()] * kept.size
     sources.piece_of += [number] * kept.size
     sources.piece_documents += range(kept.size)
-    built.chunk_ids.append(np.array(every.chunks, dtype=np.uint64)[order])
+    built.chunk_ids.append(np.array(passages.chunks, dtype=np.uint64)[kept])
     return first_docno + kept.size
 
 
 @dataclass
 class _Passages:
-    """Passages: key (span), text, time (seconds or None), chunk number and the turn it comes from, each."""
+    """Passages in chunk order: key (span), text, time (seconds or None) and chunk number each."""
 
     keys: list = field(default_factory=list)
     texts: list = field(default_factory=list)
     times: list = field(default_factory=list)
     chunks: list = field(default_factory=list)
-    owners: list = field(default_factory=list)
-
-    def taken(self, numbers: list) -> "_Passages":
-        columns = (self.keys, self.texts, self.times, self.chunks, self.owners)
-        return _Passages(*([column[number] for number in numbers] for column in columns))
-
-    def joined(self, other: "_Passages") -> "_Passages":
-        return _Passages(self.keys + other.keys, self.texts + other.texts, self.times + other.times,
-                         self.chunks + other.chunks, self.owners + other.owners)
-
-    def windows(self, numbers: list) -> "_Passages":
-        """The sentence windows of the passages `numbers` (each owned by the number of the one it cuts)."""
-        cut = _Passages()
-        for number in numbers:
-            key, text = self.keys[number], self.texts[number]
-            raw_id, span = key.split("@", 1)
-            offset = int(span.split("+", 1)[0])
-            cursor = 0
-            for start, end in windows(text):
-                offset += len(text[cursor:start].encode("utf-8"))
-                piece = text[start:end]
-                length = len(piece.encode("utf-8"))
-                cut.keys.append(span_key(raw_id, offset, length))
-                cut.texts.append(piece)
-                cut.times.append(self.times[number])
-                cut.chunks.append(self.chunks[number])
-                cut.owners.append(number)
-                offset += length
-                cursor = end
-        return cut
 
 
-def _turn_passages(block: list) -> _Passages:
+def _passages(block: list) -> _Passages:
+    """The passages of a block's turns: a turn, or the windows of a turn that weighs more than PASSAGE_TOKENS."""
     passages = _Passages()
     for raw_id, data, offsets, lengths, times in block:
-        passages.keys += [span_key(raw_id, offset, length) for offset, length in zip(offsets, lengths)]
-        passages.texts += [data[offset: offset + length].decode("utf-8", "replace")
-                           for offset, length in zip(offsets, lengths)]
-        passages.times += map(ts_order, times)
-        passages.chunks += [chunk_number(raw_id)] * len(offsets)
-    passages.owners = list(range(len(passages.keys)))
+        texts = [data[offset: offset + length].decode("utf-8", "replace") for offset, length in zip(offsets, lengths)]
+        seconds = list(map(ts_order, times))
+        heavy = np.flatnonzero(weights(texts) > PASSAGE_TOKENS).tolist()
+        chunk = chunk_number(raw_id)
+        if not heavy:
+            passages.keys += [span_key(raw_id, offset, length) for offset, length in zip(offsets, lengths)]
+            passages.texts += texts
+            passages.times += seconds
+            passages.chunks += [chunk] * len(texts)
+            continue
+        heavy = set(heavy)
+        for index, (text, offset, length, moment) in enumerate(zip(texts, offsets, lengths, seconds)):
+            pieces = [(offset, length, text)] if index not in heavy else _windows_of(text, offset)
+            for piece_offset, piece_length, piece in pieces:
+                passages.keys.append(span_key(raw_id, piece_offset, piece_length))
+                passages.texts.append(piece)
+                passages.times.append(moment)
+                passages.chunks.append(chunk)
     return passages
+
+
+def _windows_of(text: str, offset: int) -> list:
+    """(byte offset, byte length, text) of the windows of a turn starting at byte `offset` of its chunk."""
+    found = []
+    for start, end in windows(text):
+        piece = text[start:end]
+        length = len(piece.encode("utf-8"))
+        found.append((offset, length, piece))
+        offset += length
+    return found

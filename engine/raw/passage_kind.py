@@ -30,6 +30,7 @@ from engine.records import TOMBSTONE
 
 SEGMENT_LABEL = RAW_PASSAGES_SEGMENT_KIND.split(".", 1)[1]
 CHUNK_COLUMNS = ("chunk_ids", "chunk_first_docnos", "chunk_passages")
+SEGMENT_TEXT_BYTES = 8 << 20  # chunk bytes per segment a flush or rebuild writes: what one build holds at once
 
 
 class PassageKind:
@@ -88,8 +89,7 @@ class PassageKind:
         if new:
             from engine.text.build import build_memory
 
-            built = build_passages(self.store, new, next_docno(parts), analyzer)
-            if built.sources.docnos:
+            for built in build_passages(self.store, new, next_docno(parts), analyzer):
                 parts.append(_guarded(build_memory, built.sources, (), analyzer.signature()))
         return PassageSnapshot(parts, deleted)
 
@@ -222,17 +222,27 @@ def _first_docno(reader) -> int:
 
 
 def _write_built(new_segment, store, chunks: list, first_docno: int, retired) -> None:
+    """Segments of the passages of `chunks`, one per SEGMENT_TEXT_BYTES of chunks (what a build holds in memory
+    at once), the first also retiring `retired`."""
     from engine.raw.passage_build import build_passages
     from engine.raw.passage_text import PassageAnalyzer
-    from engine.text.build import build_sources
+    from engine.text.build import Sources, build_sources
 
     analyzer = PassageAnalyzer()
-    built = build_passages(store, chunks, first_docno, analyzer)
-    if not built.sources.docnos and not len(retired):
-        return
-    columns, meta = _guarded(build_sources, built.sources, retired, analyzer.signature())
-    if built.sources.docnos:
-        columns.update(chunk_columns(built.document_chunks, np.asarray(built.sources.docnos, dtype=np.int64)))
+    written = False
+    for built in build_passages(store, chunks, first_docno, analyzer, SEGMENT_TEXT_BYTES):
+        _write_segment(new_segment, built, () if written else retired, analyzer.signature())
+        written = True
+    if not written and len(retired):
+        _write(new_segment(SEGMENT_LABEL), *_guarded(build_sources, Sources([], [], [], [], [], [], []), retired,
+                                                    analyzer.signature()))
+
+
+def _write_segment(new_segment, built, retired, signature: dict) -> None:
+    from engine.text.build import build_sources
+
+    columns, meta = _guarded(build_sources, built.sources, retired, signature)
+    columns.update(chunk_columns(built.document_chunks, np.asarray(built.sources.docnos, dtype=np.int64)))
     _write(new_segment(SEGMENT_LABEL), columns, meta)
 
 

@@ -1,8 +1,9 @@
 """What a raw passage is, and its tokens: the analysis of the raw passage index (engine/raw/passage_kind.py).
 
-A passage is a turn's span of its chunk or, for a turn of more than PASSAGE_TOKENS tokens, a window of its
-sentences (a sentence ends at . ! ? 。 ！ ？ or a line end) holding about PASSAGE_TOKENS words and CJK characters; a
-single longer sentence is a window of its own. A passage with no token is left out (no query can match it).
+A passage is a turn's span of its chunk or, for a turn weighing more than PASSAGE_TOKENS (its weight: its CJK
+characters and its words, runs of other letters and digits), a window of its sentences (a sentence: characters
+other than . ! ? 。 ！ ？ and the line end, then a run of those) weighing at most PASSAGE_TOKENS; a single heavier
+sentence is a window of its own. A passage with no token is left out (no query can match it).
 
 Tokens: those of the engine Tokenizer with CJK character bigrams (Tokenizer(cjk="bigram").index_tokens), whatever
 a user's `index` settings say, so the index never depends on settings that may change and neither a flush nor a
@@ -19,19 +20,17 @@ Tokens of a passage are its CJK terms, then its other terms: the order inside a 
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from itertools import chain
 
 import numpy as np
 
-from engine.text.tokenizer import _CJK_CLASS, CJK_MODE_BIGRAM, Tokenizer
+from engine.text.tokenizer import CJK_MODE_BIGRAM, Tokenizer
 from engine.text.tokenizer import _folded as fold
 
 PASSAGE_TOKENS = 96
 FIELD = "text"
-SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？\n]*")
-WINDOW_WEIGHT = re.compile(rf"[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+")  # a CJK character or a word, as windows count
+SENTENCE_END_POINTS = np.array([ord(mark) for mark in ".!?。！？\n"], dtype=np.uint32)
 SEPARATOR = "\uffff"
 CHUNK_CACHE_LIMIT = 400_000  # distinct chunks remembered; above it the memory starts again
 LAST_SPACE = 0x3000
@@ -185,17 +184,55 @@ def _is_space(points: np.ndarray) -> np.ndarray:
     return (points <= LAST_SPACE) & _space_table()[np.minimum(points, LAST_SPACE)]
 
 
+def weights(texts: list) -> np.ndarray:
+    """The window weight of each text: its CJK characters and its words (runs of other letters and digits)."""
+    if not texts:
+        return np.zeros(0, dtype=np.int64)
+    points = np.frombuffer("\n".join(texts).encode("utf-32-le"), dtype=np.uint32)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    text_of = np.repeat(np.arange(len(texts), dtype=np.int32), lengths + 1)[:points.size]
+    marks = _weight_marks(points)
+    return np.bincount(text_of[marks], minlength=len(texts)).astype(np.int64)
+
+
 def windows(text: str) -> list:
-    """Character ranges (start, end) of the windows of a long turn's text, covering it from its first sentence."""
+    """Character ranges (start, end) of the windows of a long turn's text: consecutive, from its start to its end.
+    A window closes before the sentence that would take its weight past PASSAGE_TOKENS."""
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    ends_sentence = np.isin(points, SENTENCE_END_POINTS)
+    starts = np.flatnonzero(~ends_sentence & np.r_[True, ends_sentence[:-1]])
+    if not starts.size:
+        return []
+    sentence_weights = np.add.reduceat(_weight_marks(points).astype(np.int64), starts).tolist()
+    sentence_ends = starts[1:].tolist() + [points.size]
     found = []
     start = end = size = 0
-    for match in SENTENCE.finditer(text):
-        weight = len(WINDOW_WEIGHT.findall(match.group()))
+    for first, last, weight in zip(starts.tolist(), sentence_ends, sentence_weights):
         if size and size + weight > PASSAGE_TOKENS:
             found.append((start, end))
-            start, size = match.start(), 0
-        end = match.end()
+            start, size = first, 0
+        end = last
         size += weight
-    if end > start:
-        found.append((start, len(text)))
+    found.append((start, points.size))
+    return found
+
+
+def _weight_marks(points: np.ndarray) -> np.ndarray:
+    """True at each CJK character and at the first character of each word (letters and digits but CJK)."""
+    cjk = _in_cjk_class(points)
+    word = _is_alphanumeric(points) & ~cjk
+    return cjk | (word & ~np.r_[False, word[:-1]])
+
+
+@lru_cache(maxsize=1)
+def _alphanumeric_table() -> np.ndarray:
+    """str.isalnum of every code point of the basic plane (what a regular expression's [^\\W_] matches)."""
+    return np.array([chr(point).isalnum() for point in range(0x10000)], dtype=bool)
+
+
+def _is_alphanumeric(points: np.ndarray) -> np.ndarray:
+    found = _alphanumeric_table()[np.minimum(points, 0xFFFF)] & (points <= 0xFFFF)
+    astral = np.flatnonzero(points > 0xFFFF)
+    if astral.size:
+        found[astral] = [chr(point).isalnum() for point in points[astral].tolist()]
     return found

@@ -6,8 +6,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.raw.passage_text import PASSAGE_TOKENS, WINDOW_WEIGHT, PassageAnalyzer, windows
-from engine.text.tokenizer import Tokenizer
+import re
+
+from engine.raw.passage_text import PASSAGE_TOKENS, PassageAnalyzer, weights, windows
+from engine.text.tokenizer import _CJK_CLASS, Tokenizer
+
+# The rule as regular expressions: what windows() and weights() compute over code points.
+SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？\n]*")
+WEIGHT = re.compile(rf"[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+")
 
 # Characters that take every path: words, stop words, digits, code-like chunks, apostrophes, CJK runs and
 # single characters, full-width forms and the ideographic space (NFKC), ligatures and ß (NFKC and case folding
@@ -52,6 +58,33 @@ def test_no_text_and_empty_texts():
     assert analyzer_terms(["", " ", "the"]) == [[], [], []]
 
 
+def regex_windows(text: str) -> list:
+    found = []
+    start = end = size = 0
+    for match in SENTENCE.finditer(text):
+        weight = len(WEIGHT.findall(match.group()))
+        if size and size + weight > PASSAGE_TOKENS:
+            found.append((start, end))
+            start, size = match.start(), 0
+        end = match.end()
+        size += weight
+    if end > start:
+        found.append((start, len(text)))
+    return found
+
+
+SENTENCE_PIECES = PIECES + ["Done.", "Really?!", "好的。", "为什么？", "\n\n", "end!", "3.14", "..."] + \
+    [" ".join(["word"] * 30), "长" * 40]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(SENTENCE_PIECES), max_size=40).map("".join), max_size=6))
+def test_weights_and_windows_follow_the_regular_expressions(texts):
+    assert weights(texts).tolist() == [len(WEIGHT.findall(text)) for text in texts]
+    for text in texts:
+        assert windows(text) == regex_windows(text)
+
+
 def test_windows_cover_a_long_turn_at_sentence_ends():
     text = " ".join(f"Sentence {index} tells the driver to restart the service." for index in range(40))
     found = windows(text)
@@ -60,7 +93,7 @@ def test_windows_cover_a_long_turn_at_sentence_ends():
     assert len(found) > 1
     for start, end in found:
         assert text[start:end].rstrip().endswith(".")
-        assert len(WINDOW_WEIGHT.findall(text[start:end])) <= PASSAGE_TOKENS
+        assert weights([text[start:end]])[0] <= PASSAGE_TOKENS
 
 
 def test_a_sentence_longer_than_a_window_is_a_window_of_its_own():

@@ -332,8 +332,7 @@ def expected_passages(chunks: dict) -> dict:
         lines = data.split(b"\n")[:-1]
         offsets = [sum(len(line) + 1 for line in lines[:index]) for index in range(len(lines))]
         spans.append((identifier, data, offsets, [len(line) for line in lines], [None] * len(lines)))
-    built = build_from_bytes(spans, 0, analyzer)
-    parts = [build_memory(built.sources, (), analyzer.signature())] if built.sources.docnos else []
+    parts = [build_memory(built.sources, (), analyzer.signature()) for built in build_from_bytes(spans, 0, analyzer)]
     return _passage_answers(Searcher(parts, analyzer.tokenizer).search)
 
 
