@@ -11,9 +11,10 @@ timestamps, deleted) whose documents are passages (engine/raw/passage_text.py) k
     chunk_passages               how many (its docnos are consecutive)
 
 A flush handed raw.turns changes reads the bytes of each new chunk (its blob, written and synced before the
-batch committed), cuts and analyses its passages a block at a time and writes one segment: docnos from one
-above the highest any segment holds, and, in its `deleted` column, the docnos of older segments' passages of
-every chunk whose raw.turns record the flush holds (a released chunk, or one stored again). A reader combines
+batch committed), cuts and analyses its passages a block at a time and writes a segment per SEGMENT_TEXT_BYTES of
+chunks: docnos from one above the highest any segment holds, and, in the first one's `deleted` column, the
+docnos of older segments' passages of every chunk whose raw.turns record the flush holds (a released chunk, or
+one stored again). A reader combines
 the segments with an in-memory part built the same way from its snapshot's unflushed raw.turns records (at
 most flush_bytes of records), whose chunks' older passages it counts as deleted. Compaction merges the segments
 into one without the deleted passages; Store.rebuild (migration, repair) builds that one segment from every

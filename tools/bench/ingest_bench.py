@@ -658,11 +658,11 @@ def long_line_report(found: dict) -> str:
     notes = ("- Each input ingested by `memctl ingest --raw FILE --quiet` in a new process (into a fresh store), "
              "medians of the runs; CPU = user + system seconds of that process, peak RSS its maximum resident set. "
              "The same sentences (the generated corpus' chains, half Chinese) as one line and as one paragraph per "
-             "turn's worth of them. A line is cut into turns of at most 2,000 tokens at sentence ends and each turn "
-             "into raw passages of at most 96 (memctl/ingest/cutting.py); the ordinary paragraphs are turns of "
-             "their own, most of them one passage. Nearly all of the memory is the raw passage index, built in the "
-             "ingest's one batch: its tokens as records, the flush that builds their postings (see the "
-             "passage index column above for what it stores).")
+             "turn's worth of them. A line is cut into turns of at most 2,000 tokens at sentence ends "
+             "(memctl/ingest/cutting.py), each turn into raw passages of sentence windows weighing at most 96 "
+             "(engine/raw/passage_text.py); the ordinary paragraphs are turns of their own, most of them one "
+             "passage. Both ingests end with the flush that builds the raw passage index (their records pass "
+             "the 1 MiB a closing writer flushes above), a segment per 8 MiB of chunks.")
     return table(["plain text input", "bytes", "wall", "CPU", "CPU s/MB", "per MB vs ordinary (<= 2x)",
                   "peak RSS", "RSS/input (<= 4x)", "RSS above the few-byte ingest / input"], rows) + "\n\n" + notes
 

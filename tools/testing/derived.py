@@ -1,4 +1,4 @@
-"""The derived kinds in the crash workload: text documents and a property graph (tests only).
+"""The derived kinds in the crash workload: text documents, a property graph and raw passages (tests only).
 
 A batch may carry one `("text_add", [(key, document), …])`, one `("text_delete", key)` and one
 `("graph", [graph operations], clock)`, applied inside the same store batch as its plain records
@@ -14,6 +14,9 @@ type, weight, id}, and predicts every answer the derived kinds serve:
            both directions (the out and the in adjacency), and the 2-hop expansion in both directions from a
            few live nodes with the path edge and parent that reached each node (the engine's rule:
            strongest edge, then lowest edge id)
+    passages   for fixed queries, the complete ranking and a top 3 of the raw passage index over the chunks
+               stored with turns (tools.testing.workload's pool of turn_chunk), as an index built in memory
+               from the model's chunks ranks them
 
 Graph timestamps come from a clock that reads the batch number, so records are the same in every process.
 """
