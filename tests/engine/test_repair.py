@@ -225,7 +225,7 @@ def test_the_damaged_fixture_repaired_serves_rebuilt_indexes_and_repairs_no_more
         {key: value for key, value in report.items() if key not in ("dry_run", "repaired", "marker_cleared")}
     lost = report["lost"]
     assert lost["records"]["tables"] and lost["wal_batches"]["count"] == 1 and lost["raw_chunks"]
-    assert report["rebuilt"] == ["graph", "text:crash"] and len(report["marker"]) >= 2
+    assert report["rebuilt"] == ["graph", "raw", "text:crash"] and len(report["marker"]) >= 2
     assert_repaired(path)
     with Store.open(path, writable=False) as reader:
         documents = dict(reader.scan("text:crash.doc"))
