@@ -133,6 +133,8 @@ RAW_BLOB_MAX_BYTES = 64 << 20  # decompressed; a frame declaring more is refused
 # Measured on 1-2k-token chunks of LoCoMo / of the generated zh/en corpus: level 3 compresses to 0.43 / 0.56 at
 # about 130 MB/s; level 5 saves 2-3% at half that speed, level 12 saves 4-6% at a tenth.
 RAW_ZSTD_LEVEL = 3
+RAW_KIND = "raw"  # the derived kind that owns the raw.* tables: the raw passage index (MANIFEST.spec §4c)
+RAW_PASSAGES_SEGMENT_KIND = "raw.passages"  # text postings over passages, keyed by span (engine/raw/passage_kind.py)
 RAW_ZSTD_MAX_WINDOW_BYTES = 1 << 24  # level 3 uses at most 2 MiB; a frame asking for more than this is refused
 
 # --- text index segments (engine/text/: build.py, postings.py, termdict.py) ----------------------------

@@ -8,7 +8,7 @@ changes and a factory for new segments (`flush(changes, new_segment)`; a kind th
 thread also has `start_flush(changes)`, which the store calls before writing the records segment and whose
 returned function it calls with the factory afterwards); at compaction, the owner's segments; at read time
 the object builds the owner's query object over its segments plus the memtable. Every instance has segments,
-statistics and compactions of its own: two instances share nothing but their code. See MANIFEST.spec §4a.
+statistics and compactions of its own: two instances share nothing but their code. See MANIFEST.spec §4a-§4c.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from engine.format import INSTANCE_NAME_PATTERN, INSTANCE_SEPARATOR
 _REGISTRY: dict[str, str] = {
     "text": "engine.text.kind:TextKind",
     "graph": "engine.graph.kind:GraphKind",
+    "raw": "engine.raw.passage_kind:PassageKind",
 }
 _NAMED_INSTANCES = {"text"}  # kinds whose instances may be named (the graph has one, its tables fixed by name)
 

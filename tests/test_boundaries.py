@@ -34,7 +34,7 @@ ALLOWED = {
     "engine.migration": {"migrate_store"},
     "engine.repair": {"repair_store"},
     "engine.statistics": {"store_statistics"},
-    "engine.raw": {"RawStore", "TurnColumns", "TurnChunk", "Chunk"},
+    "engine.raw": {"RawStore", "TurnColumns", "TurnChunk", "Chunk", "span_key", "parse_span_key"},
     "engine.graph.api": {"GraphStore"},
     "engine.graph.keys": {"edge_key"},
     "engine.graph.traverse": {"DegreeCap"},

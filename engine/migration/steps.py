@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-# Module names in this package. Format 3 → 4: split_text_index, turn_fields.
-STEPS = ("split_text_index", "turn_fields")
+# Module names in this package. Format 3 → 4: split_text_index, turn_fields, raw_passages (which counts the chunks
+# the rebuild indexes).
+STEPS = ("split_text_index", "turn_fields", "raw_passages")
 
 
 @dataclass

@@ -1,6 +1,10 @@
 """Raw storage: immutable raw chunks, stored once by content as zstd blobs, and the turns that cite them.
 
     paths.py         a chunk's id (from its sha256) and its blob file's path
+    spans.py         a span of a chunk as one string (a citation; the key of a raw passage)
+    passage_text.py  what a raw passage is, and its tokens (numpy over code points)
+    passage_build.py the passages of chunks, a block at a time, as the sources of a postings segment
+    passage_kind.py  the `raw` derived kind: the raw passage index's segments, built at flush from new chunks
     decompress.py    bounded zstd: never more output than the limit, whatever a frame claims
     turn_time.py     turn times as stored (naive whole seconds as ints) and the order they sort in
     turn_columns.py  the raw.turns record: a chunk's turns as compressed columns
@@ -31,6 +35,8 @@ _HOMES = {
     "raw_id_for": "paths",
     "blob_path": "paths",
     "record_blob_path": "paths",
+    "span_key": "spans",
+    "parse_span_key": "spans",
     "decompress_bounded": "decompress",
 }
 

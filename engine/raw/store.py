@@ -3,7 +3,8 @@
 A chunk's bytes are addressed by their sha256 (engine.raw.paths); its metadata is the record
 `raw.chunk/<raw_id>`, and the turns it holds are one record, `raw.turns/<raw_id>` (engine.raw.turn_columns).
 References are counted on the chunk record: `put_turns` adds one per turn, `acquire`/`release` move counts,
-and releasing the last reference deletes both records and, after that commit, the blob file (RawWriter).
+and releasing the last reference deletes both records (so the next flush retires the chunk's raw passages:
+engine/raw/passage_kind.py) and, after that commit, the blob file (RawWriter).
 
 Reading checks before trusting: the frame's declared content size against the limit and the record (before
 any allocation), a window-size cap, a streamed byte counter for frames without a declared size
@@ -21,7 +22,7 @@ from datetime import datetime, timezone
 
 from engine import damage
 from engine.errors import CorruptionError, InputError
-from engine.format import RAW_BLOB_MAX_BYTES, RAW_CHUNK_TABLE, RAW_MIME_TEXT, RAW_TURNS_TABLE
+from engine.format import RAW_BLOB_MAX_BYTES, RAW_CHUNK_TABLE, RAW_KIND, RAW_MIME_TEXT, RAW_TURNS_TABLE
 from engine.raw.chunks import Chunk, TurnChunk, chunk_of, chunk_order, turn_chunk_of, turns_meta
 from engine.raw.decompress import COMPRESSED_SLACK, decompress_bounded
 from engine.raw.paths import record_blob_path
@@ -67,6 +68,14 @@ class RawStore:
         except CorruptionError as error:
             raise damage.found(error, self.store.path) from None
 
+    def read_if_sound(self, raw_id: str, record: dict) -> bytes | None:
+        """read() of a chunk whose record the caller holds, or None when its blob is missing or fails a check:
+        for indexes built from the chunks, which leave such a chunk out (`check` reports it, as damage)."""
+        try:
+            return self._read_blob(raw_id, record)
+        except CorruptionError:
+            return None
+
     def _read_blob(self, raw_id: str, record: dict) -> bytes:
         path = os.path.join(self.store.path, record_blob_path(record))
         try:
@@ -95,6 +104,10 @@ class RawStore:
         elif offset < 0 or length < 0 or offset + length > size:
             raise InputError(f"span offset {offset}, length {length} is outside {raw_id} ({size:,} bytes)")
         return self.read_verified(raw_id, record)[offset: offset + length]
+
+    def passages(self):
+        """The raw passage index at the store's current state: a PassageSnapshot (engine/raw/passage_kind.py)."""
+        return self.store.kind(RAW_KIND)
 
     def chunk(self, raw_id: str) -> Chunk | None:
         """The stored chunk `raw_id`, or None."""

@@ -234,6 +234,25 @@ def decode_turns(raw_id: str, record: dict) -> list[dict]:
     return turns
 
 
+def turn_spans(raw_id: str, record: dict) -> tuple[list, list, list]:
+    """(offsets, lengths, times) of a chunk's turns, in chunk order: their spans in bytes of the decompressed chunk
+    and their times as stored (turn_time: naive seconds, an ISO 8601 str or None), decoding nothing else."""
+    where = f"{RAW_TURNS_TABLE}/{raw_id}"
+    payload = unpack(decompress_bounded(record["turns"], where), where)
+    try:
+        ts_column, gaps, lengths = payload[1], payload[5], payload[6]
+        if len(gaps) != len(lengths) or len(ts_column) != len(lengths) or min(gaps + lengths, default=0) < 0:
+            raise ValueError("columns of different lengths")
+        offsets, end = [], 0
+        for gap, length in zip(gaps, lengths):
+            offsets.append(end + gap)
+            end += gap + length
+        return offsets, list(lengths), _undeltas(ts_column)
+    except (TypeError, ValueError, IndexError, KeyError):
+        raise CorruptionError(where, None, "malformed turn spans (expected the columns "
+                                           f"{'/'.join(RAW_TURN_COLUMNS)})") from None
+
+
 def _session_values(table, column, count: int) -> list:
     """Each turn's session from the stored table and index column (both nil: no turn has one)."""
     if table is None and column is None:

@@ -43,6 +43,10 @@ class TextSegment:
             array = self._columns[name] = self._source(name)
         return array
 
+    def extra_column(self, name: str) -> np.ndarray:
+        """A column a derived kind adds to the text.postings layout (engine/raw/passage_kind.py's chunk columns)."""
+        return self._column(name)
+
     def has(self, name: str) -> bool:
         return self._names is None or name in self._names
 

@@ -195,14 +195,18 @@ class Searcher:
     # --- search --------------------------------------------------------------------------------------
 
     def search(self, query: str, top: int = 10, *, types=None, since=None, until=None, tags=None,
-               recency_tau: float | None = None, recency_weight: float = 0.3, now: float | None = None) -> list:
+               recency_tau: float | None = None, recency_weight: float = 0.3, now: float | None = None,
+               phrases: bool = True) -> list:
         """Best `top` live documents for `query`, best first (ties: lower docno first).
 
         types: document types to keep; since/until: inclusive time window (seconds), documents without a
         time are dropped when a window is given; tags: every tag listed must be present; recency_tau
-        (seconds): multiply scores by (1 − w) + w · exp(−age/τ) with w = recency_weight."""
+        (seconds): multiply scores by (1 − w) + w · exp(−age/τ) with w = recency_weight; phrases=False: the
+        words of a quoted phrase count as any other query words (no document is required to hold the phrase)."""
         ordinals: dict = {}
         parsed = self.tokenizer.parse_query(query, self.vocabulary(ordinals), self.cjk_mode)
+        if not phrases:
+            parsed.phrases = []
         query_counts = Counter(parsed.terms)
         if not query_counts or not self._parts or top <= 0:
             return []

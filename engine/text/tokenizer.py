@@ -152,6 +152,10 @@ class Tokenizer:
             unit += units
         return terms, positions
 
+    def chunk_terms(self, chunk: str) -> tuple:
+        """The terms index_tokens gives one chunk of folded text between spaces and CJK runs."""
+        return self._analyze(chunk, False)[0]
+
     def _analyze(self, piece: str, cjk: bool) -> tuple:
         """(terms, offsets, units) of one CJK run or one chunk of other text, at unit 0. The terms are interned:
         every occurrence of a term in the texts analysed is then one object, which an index coding millions of

@@ -4,7 +4,7 @@
     answer = recaller.recall(Request(q="Win11 蓝牙 打不开", top=10, mvp=True))
     answer["results"], answer["trace"]
 
-A Recaller keeps what it read (node records, verified chunks, the raw passage index, the searcher) for its
+A Recaller keeps what it read (node records, verified chunks, the raw passage searcher, the searcher) for its
 snapshot, so a batch of queries opens the store once and reads each record once. Stage B (vectors) is not built
 yet: the vector stage is always absent and the §18 "A→C" variant is used. Degraded modes, each named in the
 trace: no NodeIndex / --graph-only → boolean graph filter; no graph (r2g not run) → raw passages only; k = 0
@@ -24,9 +24,7 @@ from memctl.settings import resolve
 
 RAW_PASSAGE = "RawPassage"
 EPISODE = "Episode"
-CITED_SEEDS = 1  # the chunks the best node hit cites join the raw fallback's hot set
 PPR_ONLY_CANDIDATES = 50
-NO_GRAPH_CHUNK_FACTOR = 8  # without a graph the raw fallback is the only path: it searches more chunks
 RAW_MERGE_WEIGHT = 0.5  # a raw passage match counts half as much as a node match of the same strength
 
 
@@ -107,7 +105,7 @@ class Recaller:
         if self._passages is None:
             from memctl.recall.raw_fallback import RawPassages
 
-            self._passages = RawPassages(self.raw, self.settings.recall.raw)
+            self._passages = RawPassages(self.raw)
         return self._passages
 
     def citations(self):
@@ -275,17 +273,10 @@ class _Run:
             self.trace.fallback(f"raw:{name}", reason)
         passages = self.recaller.passages()
         with self.trace.stage("W5: raw passages") as entry:
-            cited = []
-            for seed in seeds[:CITED_SEEDS]:
-                cited += [ref.get("raw_id") for ref in self.recaller.nodes.props(seed.key).get("raw_refs") or ()
-                          if isinstance(ref, dict)]
-            recent = settings.raw.hot_chunks * (1 if graph_ready else NO_GRAPH_CHUNK_FACTOR)
-            chunks, notes = passages.hot_chunks(cited, recent)
-            hits = passages.search(self.query.search_text, chunks, settings.raw.top)
-            hits = [hit for hit in hits if _turn_inside(hit.turn, request.since, request.until)]
+            hits = passages.search(self.query.search_text, settings.raw.top, request.since, request.until)
             entry["candidates"] = len(hits)
             entry["top"] = top_scores((hit.node_id, hit.score) for hit in hits)
-            entry["notes"] = notes
+            entry["notes"] = {"passages": passages.documents}
         self.available.add("bm25")
         self.keyword_source = self.keyword_source or "R"
         return hits
@@ -514,13 +505,6 @@ def _turn_seconds(turn: dict) -> float | None:
     from memctl.node_documents import epoch_seconds
 
     return epoch_seconds(turn.get("ts"))
-
-
-def _turn_inside(turn: dict, since, until) -> bool:
-    if since is None and until is None:
-        return True
-    seconds = _turn_seconds(turn)
-    return seconds is not None and (since is None or seconds >= since) and (until is None or seconds <= until)
 
 
 def _aliases():

@@ -7,44 +7,34 @@ tokens of the kinds in `pattern_tokens` (error codes, hex, paths, URLs… are co
 than summarised); or the user asks (`--allow-raw`, `--cite`). `raw.enabled: false` keeps the automatic
 triggers off; an explicit flag still runs it.
 
-The passage index is built lazily, in memory, over the "hot" chunks only (seed W5: 短期/热点 RawChunk): the
-chunks the best node hits cite and the `raw.hot_chunks` most recently ingested ones, which include the chunks
-r2g has not converted yet (ingest comes first); with no graph at all (r2g never ran) eight times as many.
-Passages are cached per Recaller, so a batch tokenizes each chunk once. Nothing is
-written at r2g time: the NodeIndex already holds every converted turn's own words (its `turn` field), so a
-persistent second index would duplicate it, while the fallback's value is in precise snippets, verbatim
-tokens and unconverted chunks. Passages are turns, and long turns are cut at sentence ends into windows of
-about `raw.passage_tokens` tokens. CJK text is tokenized in bigrams on both sides, so this path never loads
-jieba's dictionary either.
+It searches the store's raw passage index (the engine's `raw` kind, engine/raw/passage_kind.py): every turn of
+every stored chunk, whether R2G converted it or not, long turns cut into sentence windows of about 96 tokens, by
+BM25+ over all of them (k1 1.2, b 0.75, δ 1). The index is built from the chunks and keeps no text: a hit's turn
+comes from its chunk's turn records and its text from the chunk itself, read (and verified) once per chunk per
+Recaller, and only for the hits a card shows. CJK text is cut into bigrams on both sides, so this path never
+loads jieba's dictionary either.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
-from dataclasses import dataclass
-
-# Compiled on first use (re caches it): every recall imports this module for `triggers`, few build passages.
-SENTENCE_PATTERN = r"[^.!?。！？\n]+[.!?。！？\n]*"
-K1 = 1.2
-B = 0.75
-DELTA = 1.0
+from bisect import bisect_right
+from dataclasses import dataclass, field
 
 
 @dataclass
 class RawHit:
+    node_id: str  # the passage's span, raw_<id>@<offset>+<length>
     raw_id: str
     offset: int  # bytes of the decompressed chunk
     length: int
     score: float
-    turn: dict  # the decoded turn row (source_id, ts, speaker, raw_ref)
-    text: str
+    turn: dict  # the decoded turn row (source_id, ts, speaker, raw_ref) holding the passage
     terms: list
+    passages: "RawPassages" = field(repr=False, compare=False)  # what reads its text, when a card shows it
 
     @property
-    def node_id(self) -> str:
-        return f"{self.raw_id}@{self.offset}+{self.length}"
+    def text(self) -> str:
+        return self.passages.text(self)
 
 
 def triggers(query, seeds: list, search, raw, explicit: list) -> list:
@@ -78,106 +68,46 @@ def match_concentration(query, seeds: list, search) -> float | None:
 
 
 class RawPassages:
-    def __init__(self, raw, settings):
-        """`settings`: the recall.raw settings."""
-        from engine.text.tokenizer import Tokenizer
+    """The stored passage index at one snapshot, and the turns and chunks its hits come from."""
 
+    def __init__(self, raw):
         self.raw = raw
-        self.settings = settings
-        self.tokenizer = Tokenizer(cjk="bigram")
-        self._chunks: dict = {}  # raw_id → _ChunkIndex
-        self._recent = None  # raw ids, most recently ingested first
+        self.searcher = raw.passages().searcher()
+        self._turns: dict = {}  # raw_id → (each turn's offset, the turns), None for a chunk no longer stored
+        self._chunks: dict = {}  # raw_id → its bytes
 
-    def hot_chunks(self, cited: list, recent_count: int) -> tuple[list, dict]:
-        """Chunk ids to search: those the best node hits cite, then the `recent_count` most recently ingested
-        (where chunks r2g has not converted yet are, ingest coming before r2g)."""
-        if self._recent is None:
-            self._recent = [raw_id for _, raw_id in sorted(((chunk.created_at, chunk.raw_id) for chunk
-                                                             in self.raw.chunks()), reverse=True)]
-        chosen = list(dict.fromkeys([raw_id for raw_id in cited if raw_id] + self._recent[:recent_count]))
-        return chosen, {"chunks": len(chosen), "cited": len(set(cited)), "stored": len(self._recent)}
+    @property
+    def documents(self) -> int:
+        return self.searcher.document_count
 
-    def search(self, text: str, chunks: list, top: int) -> list:
-        """BM25+ over the passages of `chunks` (statistics over those passages only)."""
-        terms = Counter(self.tokenizer.query_tokens(text, None, "bigram")[0])
-        parts = [part for part in (self._chunk_index(raw_id) for raw_id in chunks) if part.passages]
-        count = sum(len(part.passages) for part in parts)
-        if not terms or not count:
-            return []
-        average = sum(part.total_length for part in parts) / count
-        frequency = {term: sum(len(part.postings.get(term, ())) for part in parts) for term in terms}
-        idf = {term: math.log((count + 1.0) / found) for term, found in frequency.items() if found}
+    def search(self, text: str, top: int, since: float | None = None, until: float | None = None) -> list:
+        """The best `top` passages for `text` (a window since/until drops untimed turns)."""
+        from engine.raw import parse_span_key
+
         hits = []
-        for part in parts:
-            scores: dict = {}
-            matched: dict = {}
-            for term, weight in idf.items():
-                for passage, tf in part.postings.get(term, ()):
-                    norm = (1 - B) + B * part.lengths[passage] / max(average, 1e-9)
-                    scores[passage] = scores.get(passage, 0.0) + terms[term] * weight * (
-                        (K1 + 1) * tf / (K1 * norm + tf) + DELTA)
-                    matched.setdefault(passage, []).append(term)
-            for passage, score in scores.items():
-                raw_id, offset, length, turn, passage_text = part.passages[passage]
-                hits.append(RawHit(raw_id, offset, length, score, turn, passage_text, sorted(matched[passage])))
-        hits.sort(key=lambda hit: (-hit.score, hit.raw_id, hit.offset))
-        return hits[:top]
+        # A quoted phrase's words may stand anywhere in a passage: a phrase the graph's index does not hold is
+        # when the raw text is worth reading loosely (a book title quoted as the turn never wrote it).
+        for hit in self.searcher.search(text, top, since=since, until=until, phrases=False):
+            raw_id, offset, length = parse_span_key(hit.key)
+            turn = self._turn(raw_id, offset)
+            if turn is not None:
+                hits.append(RawHit(hit.key, raw_id, offset, length, hit.score, turn, sorted(hit.terms), self))
+        return hits
 
-    def _chunk_index(self, raw_id: str) -> "_ChunkIndex":
-        found = self._chunks.get(raw_id)
+    def text(self, hit: RawHit) -> str:
+        data = self._chunks.get(hit.raw_id)
+        if data is None:
+            data = self._chunks[hit.raw_id] = self.raw.read(hit.raw_id)
+        return data[hit.offset: hit.offset + hit.length].decode("utf-8", "replace")
+
+    def _turn(self, raw_id: str, offset: int) -> dict | None:
+        """The turn whose span holds byte `offset` of the chunk."""
+        if raw_id not in self._turns:
+            turns = self.raw.turns(raw_id) if self.raw.chunk(raw_id) is not None else []
+            self._turns[raw_id] = ([turn["raw_ref"]["offset"] for turn in turns], turns) if turns else None
+        found = self._turns[raw_id]
         if found is None:
-            found = self._chunks[raw_id] = _ChunkIndex(list(self._build(raw_id)))
-        return found
-
-    def _build(self, raw_id: str):
-        """(raw_id, offset, length, turn, text, tokens) of every passage of the chunk."""
-        if self.raw.chunk(raw_id) is None:
-            return
-        data = self.raw.read(raw_id)
-        turns = self.raw.turns(raw_id) or [{"source_id": None, "ts": None, "speaker": None,
-                                            "raw_ref": {"raw_id": raw_id, "offset": 0, "length": len(data)}}]
-        for turn in turns:
-            ref = turn["raw_ref"]
-            text = data[ref["offset"]: ref["offset"] + ref["length"]].decode("utf-8", "replace")
-            for start, end in self._windows(text):
-                piece = text[start:end]
-                if not piece.strip():
-                    continue
-                offset = ref["offset"] + len(text[:start].encode("utf-8"))
-                length = len(piece.encode("utf-8"))
-                yield raw_id, offset, length, turn, piece, self.tokenizer.index_tokens(piece)[0]
-
-    def _windows(self, text: str):
-        """Character ranges of a turn's passages: the whole turn, or sentence windows of ~passage_tokens."""
-        from memctl.ingest.chunker import estimate_tokens
-
-        limit = self.settings.passage_tokens
-        if estimate_tokens(text) <= limit:
-            yield 0, len(text)
-            return
-        start = end = 0
-        size = 0
-        for match in re.finditer(SENTENCE_PATTERN, text):
-            tokens = estimate_tokens(match.group())
-            if size and size + tokens > limit:
-                yield start, end
-                start, size = match.start(), 0
-            end = match.end()
-            size += tokens
-        if end > start:
-            yield start, len(text)
-
-
-class _ChunkIndex:
-    """One chunk's passages and their postings: term → [(passage number, tf)]."""
-
-    __slots__ = ("passages", "lengths", "total_length", "postings")
-
-    def __init__(self, built: list):
-        self.passages = [item[:5] for item in built]
-        self.lengths = [len(item[5]) for item in built]
-        self.total_length = sum(self.lengths)
-        self.postings: dict = {}
-        for number, item in enumerate(built):
-            for term, tf in Counter(item[5]).items():
-                self.postings.setdefault(term, []).append((number, tf))
+            return None
+        starts, turns = found
+        index = bisect_right(starts, offset) - 1
+        return turns[index] if index >= 0 else None

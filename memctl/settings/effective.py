@@ -1,6 +1,6 @@
 """The effective settings: every key's value and where it came from, read through views shaped like the keys.
 
-    settings.recall.raw.hot_chunks        a value, by attribute
+    settings.recall.raw.top               a value, by attribute
     settings.recall["lambda"]             a group, by item (also for names that are Python keywords)
     settings.get("graph.degree_cap")      by dotted name
     settings.origin("recall.k_hop")       Origin(layer="--config", path=…, line=…)

@@ -133,12 +133,6 @@ KEYS: tuple = (
         "seed 001 §4.y raw.trigger", (RAW_FALLBACK,), "Trigger: the query holds a token of one of these kinds."),
     Key("recall.raw.top", Number(1, 100_000, whole=True), 100, "seed 001 §4.y MVP pseudo-code (topk=100)",
         (PIPELINE,), "How many raw passages the fallback returns."),
-    Key("recall.raw.hot_chunks", Number(1, 1_000_000, whole=True), 8,
-        "ours (seed 001 §4.y W5: 短期/热点 RawChunk)", (PIPELINE,),
-        "The passage index covers this many most recently ingested chunks, plus those the best node hit cites "
-        "(eight times as many when the store has no graph)."),
-    Key("recall.raw.passage_tokens", Number(8, 100_000, whole=True), 96, "ours", (RAW_FALLBACK,),
-        "Long turns are cut at sentence ends into passages of about this many tokens."),
     Key("recall.field_weights", FIELD_WEIGHT,
         {"title": 0.0, "text": 0.0, "keywords": 0.0, "entities": 0.0, "turn": 1.0, "speaker": 1.0, "date": 1.0,
          "caption": 1.0, "context": 0.3},

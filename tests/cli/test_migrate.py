@@ -29,9 +29,12 @@ def old_store(isolated_home) -> str:
 
 def without_timings(value):
     """A recall answer but for what differs between runs (stage timings) or between the codes for other reasons
-    than the store: the rank stage's note on stage B, which issue 16's settings schema reworded, and what issue
-    17 added to an answer (its packing, a card path's query words and matched fields)."""
+    than the store: the rank stage's note on stage B, which issue 16's settings schema reworded, what issue 17
+    added to an answer (its packing, a card path's query words and matched fields) and the raw stage's notes,
+    which count the stored passages since issue 17 where they counted the chunks searched."""
     if isinstance(value, dict):
+        if value.get("name") == "W5: raw passages":
+            value = {key: item for key, item in value.items() if key != "notes"}
         return {key: without_timings(item) for key, item in value.items() if key not in ("ms", "total_ms", "vector", "packing", "words", "fields")}
     if isinstance(value, list):
         return [without_timings(item) for item in value]
@@ -59,7 +62,8 @@ def test_a_dry_run_reports_the_steps_and_writes_nothing(cli, old_store):
                                  "counts": {"node_documents": 48, "documents": 2, "retired_docnos_dropped": 2}},
                                 {"name": "turn_fields", "to_version": 4,
                                  "counts": {"chunks": 2, "turns": 14, "sessions": 8, "attachments": 1,
-                                            "replies": 0}}]}
+                                            "replies": 0}},
+                                {"name": "raw_passages", "to_version": 4, "counts": {"chunks": 2}}]}
     assert data_files(old_store) == before and WRITER_LOCK_FILE not in os.listdir(old_store)
     text = cli("migrate", "--dry-run").stdout
     assert "would migrate from format 3 to 4" in text and "node_documents 48, documents 2" in text
@@ -82,6 +86,11 @@ def test_the_migrated_store_answers_as_the_old_code_did(cli, old_store):
         found = cli("recall", "--q", expected["query"], "--now", "2024-06-01", "--json")
         assert found.exit_code == 0, found.stderr
         assert without_timings(json.loads(found.stdout)) == without_timings(expected)
+
+    # The raw passage index, which format 3 did not have: every turn of both chunks, found with or without R2G.
+    found = json.loads(cli("recall", "--allow-raw", "litter box", "--json").stdout)
+    [stage] = [stage for stage in found["trace"]["stages"] if stage["name"] == "W5: raw passages"]
+    assert stage["notes"] == {"passages": 14} and stage["candidates"] > 0
 
     # Search: the indexed files alone, where format 3 also returned R2G's nodes.
     assert {hit["key"] for hit in EXPECTED["search"]["litter"]["hits"]} - INDEXED, "the fixture mixes them"

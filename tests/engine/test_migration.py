@@ -13,7 +13,7 @@ from engine.errors import EngineError
 from engine.format import FORMAT_VERSION
 from engine.graph.api import GraphStore
 from engine.migration import migrate_store
-from engine.migration import split_text_index, turn_fields
+from engine.migration import raw_passages, split_text_index, turn_fields
 from engine.migration.steps import STEPS, pending_steps
 from engine.store import Store
 from engine.text import stored
@@ -47,8 +47,8 @@ def search(store, owner: str, query: str = "memory note fact") -> list:
 
 
 def test_the_steps_run_in_order_on_the_stores_that_predate_them():
-    assert STEPS == ("split_text_index", "turn_fields")
-    assert pending_steps(2) == pending_steps(3) == [split_text_index, turn_fields]
+    assert STEPS == ("split_text_index", "turn_fields", "raw_passages")
+    assert pending_steps(2) == pending_steps(3) == [split_text_index, turn_fields, raw_passages]
     assert pending_steps(FORMAT_VERSION) == []
 
 
@@ -56,6 +56,22 @@ def test_the_step_names_the_indexes_memctl_reads():
     from memctl import indexes
 
     assert (split_text_index.NODES, split_text_index.DOCUMENTS) == (indexes.NODES, indexes.DOCUMENTS)
+
+
+def test_raw_passages_counts_the_chunks_and_stages_nothing_the_rebuild_indexes_them(tmp_path):
+    """The passage index is built from the chunks by the migration's rebuild (the `raw` kind): the step
+    changes no record."""
+    from engine.raw import RawStore
+
+    with Store.open(str(tmp_path / "store")) as store:
+        with RawStore(store).batch() as writer:
+            writer.put_turns("Ann: the locker code is 4711".encode(), {}, "c", [
+                {"speaker": "Ann", "ts": None, "source_id": "c:1", "offset": 5, "length": 23, "extra": None}])
+        changes = raw_passages.plan(store, {})
+        assert changes.counts == {"chunks": 1} and changes.runs == [] and changes.retired_counters == []
+        store.rebuild()
+        [hit] = RawStore(store).passages().searcher().search("locker")
+        assert hit.key.endswith("@5+23")
 
 
 def test_node_documents_go_to_the_nodes_index_by_their_key_and_the_rest_to_documents(tmp_path):

@@ -52,7 +52,8 @@ def test_a_rebuilt_store_serves_exactly_what_it_served(tmp_path):
     store.rebuild()
     assert served(store) == before and store.counters == counters
     kinds = sorted((entry["owner"], entry["kind"]) for entry in store.manifest.segments)
-    assert kinds == [("graph", "graph.csr"), (KIND_RECORDS, KIND_RECORDS), (TEXT_TABLES.owner, "text.postings")]
+    assert kinds == [("graph", "graph.csr"), ("raw", "raw.passages"), (KIND_RECORDS, KIND_RECORDS),
+                     (TEXT_TABLES.owner, "text.postings")]
     assert store.manifest.wal_number > old_wal and store.manifest.last_sequence == store.sequence
     assert not store.tables
     store.close()

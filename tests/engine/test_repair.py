@@ -225,7 +225,7 @@ def test_the_damaged_fixture_repaired_serves_rebuilt_indexes_and_repairs_no_more
         {key: value for key, value in report.items() if key not in ("dry_run", "repaired", "marker_cleared")}
     lost = report["lost"]
     assert lost["records"]["tables"] and lost["wal_batches"]["count"] == 1 and lost["raw_chunks"]
-    assert report["rebuilt"] == ["graph", "text:crash"] and len(report["marker"]) >= 2
+    assert report["rebuilt"] == ["graph", "raw", "text:crash"] and len(report["marker"]) >= 2
     assert_repaired(path)
     with Store.open(path, writable=False) as reader:
         documents = dict(reader.scan("text:crash.doc"))
@@ -243,7 +243,7 @@ def test_a_store_of_an_older_format_is_migrated_on_the_way(tmp_path):
     flip_byte(log, start + WAL_RECORD_HEADER_SIZE + 1)
     report = repair_store(path, hooks=_migration_hooks())
     assert report["format"] == 3 and [step["name"] for step in report["migration_steps"]] == \
-        ["split_text_index", "turn_fields"]
+        ["split_text_index", "turn_fields", "raw_passages"]
     assert report["lost"]["wal_batches"]["count"] == 1
     assert manifest_of(path).version == FORMAT_VERSION
     assert_repaired(path)

@@ -88,6 +88,15 @@ def test_releasing_the_last_reference_deletes_record_and_blob(store):
     assert blob_files(store.path) == []
 
 
+def test_span_keys_name_a_chunk_and_a_span():
+    from engine.raw import parse_span_key, span_key
+
+    raw_id = "raw_" + "0123456789abcdef"
+    assert span_key(raw_id, 5, 62) == raw_id + "@5+62" and parse_span_key(raw_id + "@5+62") == (raw_id, 5, 62)
+    for key in (raw_id + "@05+62", raw_id + "@5+", raw_id + "@5+62\n", "raw_0123@5+62", raw_id, "notes.txt"):
+        assert parse_span_key(key) is None
+
+
 def test_release_then_store_again_in_one_batch_keeps_the_blob(store):
     raw = RawStore(store)
     raw_id = put(raw).raw_id

@@ -1,6 +1,9 @@
-"""W5 passages: long turns cut into sentence windows with exact byte spans; chunks r2g has not converted."""
+"""W5 passages: long turns cut into sentence windows with exact byte spans; every stored chunk searched, whether
+r2g converted it or not and whatever its age."""
 
 from __future__ import annotations
+
+import json
 
 from recall_testkit import build, fallbacks, open_memory, recall, write_jsonl
 
@@ -43,3 +46,47 @@ def test_unconverted_chunks_are_searched(tmp_path):
     [passage] = [result for result in answer["results"] if result["type"] == "RawPassage"]
     assert passage["citations"][0]["source_id"] == "c1"
     assert passage["citations"][0]["snippet"] == "My new passport number is X1234567."
+
+
+def _filler(conversation: int, turns: int) -> list:
+    """Turns of small talk, none of them about a password or a locker."""
+    return [{"id": f"c{conversation}-{index}", "ts": f"2024-{1 + conversation % 12:02d}-{1 + index % 28:02d}T10:00:00",
+             "role": "Ann" if index % 2 else "Bo",
+             "content": f"Conversation {conversation}, turn {index}: the weather was mild and we walked to the "
+                        f"bakery on street number {index * 7 + conversation} for bread and coffee."}
+            for index in range(turns)]
+
+
+def test_a_large_ingest_without_r2g_finds_a_turn_in_its_oldest_chunk(tmp_path, cli):
+    """The issue's scenario: a password said early in a large ingest, r2g never run, is found by
+    `recall --allow-raw password` whatever the number of chunks ingested with or after it."""
+    secret = {"id": "c0-secret", "ts": "2023-12-31T23:00:00", "role": "Ann",
+              "content": "The password of the storage locker is tulip-42, write it down."}
+    first = write_jsonl(tmp_path / "first.jsonl", [secret] + _filler(0, 40))
+    later = write_jsonl(tmp_path / "later.jsonl", [turn for number in range(1, 160) for turn in _filler(number, 40)])
+    home = str(tmp_path / "home")
+    assert cli("--home", home, "ingest", "--raw", str(first), "--quiet").exit_code == 0
+    assert cli("--home", home, "ingest", "--raw", str(later), "--quiet").exit_code == 0
+    listed = json.loads(cli("--home", home, "raw", "ls", "--json").stdout)
+    assert len(listed) > 64  # more chunks than the fallback searched without a graph (the 8 × 8 most recent)
+    result = cli("--home", home, "recall", "--allow-raw", "password", "--json")
+    assert result.exit_code == 0, result.stderr
+    answer = json.loads(result.stdout)
+    top = answer["results"][0]
+    assert top["type"] == "RawPassage" and top["citations"][0]["source_id"] == "c0-secret"
+    assert top["citations"][0]["snippet"] == secret["content"]
+    [stage] = [stage for stage in answer["trace"]["stages"] if stage["name"] == "W5: raw passages"]
+    assert stage["notes"]["passages"] == 1 + 40 + 159 * 40
+
+
+def test_a_time_window_is_applied_before_the_best_passages_are_taken(tmp_path):
+    """since/until filter the passage search itself: with more newer passages matching better than the fallback
+    returns (recall.raw.top), an old one inside the window is still found."""
+    home = tmp_path / "home"
+    old = {"id": "old", "ts": "2020-01-05T10:00:00", "role": "Ann",
+           "content": "We spent the whole afternoon talking about the garden, the neighbours, the long winter, "
+                      "the new tram line, the price of apples at the market and, only once, the bakery."}
+    build(home, write_jsonl(tmp_path / "chat.jsonl", [old] + _filler(1, 150)), convert=False)
+    since, until = 1577836800.0, 1580515200.0  # January 2020
+    answer = recall(home, "bakery", allow_raw=True, since=since, until=until, top=3)
+    assert [result["citations"][0]["source_id"] for result in answer["results"]] == ["old"]

@@ -103,7 +103,7 @@ def test_the_reference_file_is_generated_from_the_schema():
 
 def test_defaults_view_by_attribute_item_and_dotted_name():
     settings = defaults()
-    assert settings.recall.raw.hot_chunks == settings.get("recall.raw.hot_chunks") == 8
+    assert settings.recall.raw.top == settings.get("recall.raw.top") == 100
     assert dict(settings.recall["lambda"]) == {"bm25": 0.95, "ppr": 0.05, "weight": 0.0, "recency": 0.0}
     assert settings.get("graph.degree_cap") == {"ABOUT": 256, "SIMILAR_TO": 64}
     assert settings.origin("graph.degree_cap.ABOUT").layer == "default"

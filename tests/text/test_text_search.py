@@ -66,6 +66,13 @@ def test_phrases_match_by_position(searcher):
     assert keys(searcher, "“蓝牙耳机”") == ["headset"]
 
 
+def test_phrases_can_be_read_as_their_words(searcher):
+    """phrases=False: a quoted phrase's words count as any other query words, the scores those of the words."""
+    assert keys(searcher, '"dog lazy"', phrases=False) == keys(searcher, "dog lazy") != []
+    assert [(hit.key, hit.score) for hit in searcher.search('"brown quick"', phrases=False)] == \
+        [(hit.key, hit.score) for hit in searcher.search("brown quick")]
+
+
 def test_matched_terms_are_reported(searcher):
     hits = {hit.key: hit.terms for hit in searcher.search("quick fox cat")}
     assert hits == {"fox": ["fox", "quick"], "dogs": ["fox", "quick"]}

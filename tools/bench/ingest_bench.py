@@ -1,4 +1,5 @@
-"""`memctl ingest` against SQLite (stdlib sqlite3, journal_mode=WAL, synchronous=FULL) storing the same turns.
+"""`memctl ingest` against SQLite (stdlib sqlite3, journal_mode=WAL, synchronous=FULL) storing the same turns,
+with and without the same raw passages indexed (FTS5); one huge line of plain text against ordinary lines.
 
 Inputs: (1) /work/shared/locomo/locomo-dev.json (English, 5 long conversations); (2) zh-memdaily-dev.json beside
 it (real Chinese: 591 short conversations, so 591 small chunks); (3) a generated mixed Chinese/English transcript
@@ -13,13 +14,29 @@ existing, empty store and database, each timed as a whole command runs, from rea
                             garbage collector paused as memctl's ingest pauses it), then one transaction
                             inserting rows (conv_id, speaker, ts, source_id, text, extra: the turn's other
                             input fields as JSON text, NULL for none), commit, close
+  memctl + passage index    as memctl, in-process, with a flush before the close: the raw passage index
+                            (engine/raw/passage_kind.py) is built at the flush that folds the new chunks into
+                            segments, which a small ingest leaves to a later command (readers build the
+                            unflushed chunks' passages in memory meanwhile); this row always pays for it
+  SQLite + FTS5             as SQLite, in-process, plus the texts of the same raw passages (memctl's cutting
+                            of long turns, engine/raw/passage_text.py) inserted into an FTS5 table (its default
+                            tokenizer, unicode61) in the same transaction
 and, without parsing, the storing step alone: memctl's chunked write (pipeline.write: compress, blobs, one
 syncfs, one WAL commit) against SQLite's transaction of the same parsed turns. In-process contenders run in a
 fresh interpreter each (`--child`), warmed up by one tiny ingest and insert, timed from the call to its return.
+FTS5 is the peer a user would pick for searchable raw text; its unicode61 tokenizer does less than memctl's (no
+stemming, and a run of CJK characters is one token where memctl indexes its character pairs), so it is a lower
+bound of what the same index costs.
+
+One long line: the same sentences (drawn from the chains below) ingested by `memctl ingest --raw FILE --quiet`
+in a new process, as one line of --line-mb MB and as ordinary plain-text paragraphs (a line of a few sentences
+each, blank lines between): CPU seconds per MB of each (target: the long line at most twice the ordinary text's)
+and the process's peak RSS against the input (target 4x; an ingest of a few bytes shows what the interpreter
+and its modules take alone).
 
 Sizes: blob bytes + raw record bytes (raw.chunk and raw.turns as a records segment stores them: key, value,
-29 bytes of row index), against the input file bytes and against the turns' text bytes (UTF-8); and what each
-zstd level makes of the same chunks.
+29 bytes of row index), against the input file bytes and against the turns' text bytes (UTF-8); the passage
+index (its segment after compaction) per text byte; and what each zstd level makes of the same chunks.
 
 Scratch directories go under --dir (default $BENCH_DIR, else the system's temporary directory); the report
 states what creating one file with its directory costs the kernel there (in a plain directory, and below one
@@ -67,6 +84,7 @@ from memctl.ingest.decode import decode  # noqa: E402
 from memctl.ingest.detect import parse_document  # noqa: E402
 from memctl.ingest.pipeline import prepare, write  # noqa: E402
 from memctl.ingest.sources import expand  # noqa: E402
+from engine.raw.passage_text import PASSAGE_TOKENS, PassageAnalyzer, windows  # noqa: E402
 from memctl.paths import tenant_dir  # noqa: E402
 
 LOCOMO_DEV = "/work/shared/locomo/locomo-dev.json"
@@ -77,7 +95,8 @@ TARGET_SIZE_RATIO = 0.6
 ZSTD_LEVELS = (1, 3, 9, 19)
 CALIBRATION_FILES = 200
 RECORD_ROW_INDEX_BYTES = 29  # records segment per row: hash u64, hash_row u32, key and value offsets u64, flags u8
-SQLITE_SCHEMA = "CREATE TABLE turn (conv_id TEXT, speaker TEXT, ts TEXT, source_id TEXT, text TEXT, extra TEXT)"
+SQLITE_SCHEMA = ("CREATE TABLE turn (conv_id TEXT, speaker TEXT, ts TEXT, source_id TEXT, text TEXT, extra TEXT)",
+                 "CREATE VIRTUAL TABLE passage USING fts5(text)")  # FTS5's default tokenizer, unicode61
 
 
 # --- the generated corpus -------------------------------------------------------------------------------------
@@ -173,12 +192,38 @@ def generate_corpus(directory: str, total_bytes: int, seed: int, conversations: 
     return paths
 
 
+def write_long_line_inputs(directory: str, total_bytes: int, seed: int) -> dict:
+    """{label: path} of the same sentences, about total_bytes of each: one line, and ordinary plain-text
+    paragraphs (a turn's few sentences a line, blank lines between); and a few bytes, for the process alone."""
+    chains = Chains()
+    rng = random.Random(f"{seed}:line")
+    pieces, size = [], 0
+    while size < total_bytes:
+        pieces.append(_turn_text(rng, chains, 0.5))
+        size += len(pieces[-1].encode()) + 1
+    os.makedirs(directory, exist_ok=True)
+    texts = {"one line": " ".join(pieces) + "\n", "ordinary paragraphs": "\n\n".join(pieces) + "\n",
+             "a few bytes": "A few words.\n"}
+    paths = {}
+    for label, text in texts.items():
+        paths[label] = os.path.join(directory, label.replace(" ", "-") + ".txt")
+        with open(paths[label], "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return paths
+
+
 # --- contenders -----------------------------------------------------------------------------------------------
 
 
 def memctl_in_process(paths: list[str], directory: str) -> None:
     with Store.open(tenant_dir(directory, "default")) as store:
         ingest_paths(store, paths)
+
+
+def memctl_indexed(paths: list[str], directory: str) -> None:
+    with Store.open(tenant_dir(directory, "default")) as store:
+        ingest_paths(store, paths)
+        store.flush()
 
 
 def memctl_subprocess(paths: list[str], directory: str) -> None:
@@ -202,6 +247,21 @@ def parsed_rows(paths: list[str]) -> list[tuple]:
     return rows
 
 
+def parsed_passages(paths: list[str]) -> tuple[list[tuple], list[tuple]]:
+    """(a row per turn, a row per raw passage: the texts memctl's passage index holds)."""
+    rows = parsed_rows(paths)
+    with paused_gc():
+        texts = [row[4] for row in rows]
+        counts, _codes = PassageAnalyzer().analyze(texts)
+        passages = []
+        for text, count in zip(texts, counts.tolist()):
+            if count > PASSAGE_TOKENS:
+                passages += [(text[start:end],) for start, end in windows(text)]
+            elif count:
+                passages.append((text,))
+    return rows, passages
+
+
 def expand_all(paths: list[str]) -> list[str]:
     return [file for path in paths for file in expand(path)]
 
@@ -209,17 +269,23 @@ def expand_all(paths: list[str]) -> list[str]:
 def sqlite_create(directory: str) -> None:
     connection = sqlite3.connect(os.path.join(directory, "turns.db"), isolation_level=None)
     connection.execute("PRAGMA journal_mode=WAL")  # persistent: later connections keep it
-    connection.execute(SQLITE_SCHEMA)
+    for statement in SQLITE_SCHEMA:
+        connection.execute(statement)
     connection.close()
 
 
-def sqlite_store(rows: list[tuple], directory: str) -> None:
+def sqlite_store(rows: list[tuple], directory: str, passages: list[tuple] = ()) -> None:
     connection = sqlite3.connect(os.path.join(directory, "turns.db"), isolation_level=None)
     connection.execute("PRAGMA synchronous=FULL")
     connection.execute("BEGIN")
     connection.executemany("INSERT INTO turn VALUES (?, ?, ?, ?, ?, ?)", rows)
+    connection.executemany("INSERT INTO passage VALUES (?)", passages)
     connection.execute("COMMIT")
     connection.close()
+
+
+def sqlite_indexed(parsed: tuple[list[tuple], list[tuple]], directory: str) -> None:
+    sqlite_store(parsed[0], directory, parsed[1])
 
 
 def sqlite_in_process(paths: list[str], directory: str) -> None:
@@ -239,6 +305,8 @@ CHILD_WORK = {
     "sqlite": (lambda paths: paths, sqlite_in_process),
     "memctl_write": (lambda paths: prepare(expand_all(paths)), memctl_write_only),
     "sqlite_write": (parsed_rows, sqlite_store),
+    "memctl_indexed": (lambda paths: paths, memctl_indexed),
+    "sqlite_indexed": (lambda paths: paths, lambda paths, directory: sqlite_indexed(parsed_passages(paths), directory)),
 }
 
 
@@ -251,6 +319,25 @@ def child_main(name: str, directory: str, paths: list[str]) -> None:
     started = time.perf_counter()
     run(argument, directory)
     print(time.perf_counter() - started, _cpu_seconds(resource.RUSAGE_SELF) - cpu_started)
+
+
+# Runs a command and prints its exit code, CPU seconds and peak RSS (KiB). A process's peak RSS starts from what it
+# had when it was forked (Linux keeps that mark through exec), so the command is forked from this small
+# interpreter, not from the benchmark holding its corpora.
+LAUNCHER = ("import os, sys; _, status, usage = os.wait4(os.spawnv(os.P_NOWAIT, sys.argv[1], sys.argv[1:]), 0); "
+            "print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)")
+
+
+def cold_ingest(path: str, directory: str) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS bytes) of `memctl ingest --raw PATH --quiet` in a new process."""
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", LAUNCHER, MEMCTL, "--home", directory, "ingest", "--raw", path,
+                             "--quiet"], check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    code, cpu, rss = result.stdout.split()
+    if code != "0":
+        raise RuntimeError(f"memctl ingest of {path} exited {code}: {result.stderr}")
+    return wall, float(cpu), int(rss) * 1024
 
 
 def _cpu_seconds(who: int) -> float:
@@ -266,7 +353,7 @@ def _warm_up(directory: str) -> None:
     with Store.open(os.path.join(directory, "store")) as store:
         ingest_paths(store, texts=["warm: up"])
     sqlite_create(directory)
-    sqlite_store([("warm", "up", None, "warm#1", "up", None)], directory)
+    sqlite_store([("warm", "up", None, "warm#1", "up", None)], directory, [("up",)])
 
 
 def in_child(name: str, paths: list[str], directory: str) -> tuple[float, float]:
@@ -332,8 +419,8 @@ class Bench:
 
     def dataset(self, label: str, paths: list[str]) -> dict:
         input_bytes = sum(os.path.getsize(path) for path in expand_all(paths))
-        rows = parsed_rows(paths)
-        turns, text_bytes = len(rows), sum(len(row[4].encode()) for row in rows)
+        rows = parsed_passages(paths)
+        turns, text_bytes = len(rows[0]), sum(len(row[4].encode()) for row in rows[0])
         chunks = prepare(expand_all(paths)).chunks
         levels = zstd_levels(chunks, text_bytes)
         chunks = len(chunks)
@@ -343,14 +430,26 @@ class Bench:
         gc.collect()
         self.cpu = {}
         timings = interleaved({name: self.timed(name, paths)
-                               for name in ("memctl", "memctl_cold", "sqlite", "memctl_write", "sqlite_write")},
+                               for name in ("memctl", "memctl_cold", "sqlite", "memctl_indexed", "sqlite_indexed",
+                                            "memctl_write", "sqlite_write")},
                               times=self.runs)
         return {"label": label, "input_bytes": input_bytes, "text_bytes": text_bytes, "turns": turns,
                 "chunks": chunks, "timings": timings, "cpu": {name: statistics.median(values)
                                                               for name, values in self.cpu.items()},
                 "sizes": sizes, "syncs": syncs, "levels": levels}
 
-    def sizes(self, paths: list[str], rows: list[tuple]) -> dict:
+    def long_line(self, paths: dict) -> dict:
+        """{label: {"bytes", "wall", "cpu", "rss"}} (medians) of cold ingests of each input, interleaved."""
+        samples: dict = {label: [] for label in paths}
+        for _ in range(self.runs):
+            for label, path in paths.items():
+                samples[label].append(cold_ingest(path, self.fresh()))
+        return {label: {"bytes": os.path.getsize(paths[label]),
+                        **{name: statistics.median(sample[index] for sample in found)
+                           for index, name in enumerate(("wall", "cpu", "rss"))}}
+                for label, found in samples.items()}
+
+    def sizes(self, paths: list[str], rows: tuple[list[tuple], list[tuple]]) -> dict:
         directory = self.fresh()
         memctl_in_process(paths, directory)
         store_path = tenant_dir(directory, "default")
@@ -362,13 +461,16 @@ class Bench:
             turn_rows = sum(len(value["turns"]) for _, value in store.scan(RAW_TURNS_TABLE))
             store.compact()
         store_total = _tree_bytes(store_path)
+        passage_index = sum(os.path.getsize(os.path.join(store_path, "seg", name))
+                            for name in os.listdir(os.path.join(store_path, "seg")) if name.endswith(".raw.passages.seg"))
         sqlite_directory = self.fresh()
-        sqlite_store(rows, sqlite_directory)
+        sqlite_indexed(rows, sqlite_directory)
         connection = sqlite3.connect(os.path.join(sqlite_directory, "turns.db"))
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
         return {"blobs": blobs, "chunk_records": chunk_records, "turn_records": turn_records, "turn_rows": turn_rows,
-                "store_total": store_total, "sqlite": _tree_bytes(sqlite_directory)}
+                "passage_index": passage_index, "store_total": store_total,
+                "sqlite": _tree_bytes(sqlite_directory)}
 
     def sync_calls(self, paths: list[str]) -> dict:
         """Sync operations of one in-process ingest into an existing, empty store."""
@@ -500,6 +602,8 @@ def _throughput_rows(result: dict) -> list[list]:
     rows = []
     pairs = [("memctl", "sqlite", "memctl, in-process"), ("memctl_cold", "sqlite", "memctl ingest, cold subprocess"),
              ("sqlite", None, "SQLite, in-process"),
+             ("memctl_indexed", "sqlite_indexed", "memctl + passage index (flushed)"),
+             ("sqlite_indexed", None, "SQLite + FTS5 over the passages"),
              ("memctl_write", "sqlite_write", "storing step only: memctl write"),
              ("sqlite_write", None, "storing step only: SQLite")]
     for name, peer, label in pairs:
@@ -525,11 +629,42 @@ def _size_rows(result: dict) -> list[list]:
              f"{sizes['turn_records']:,} ({sizes['turn_rows']:,} rows)", f"{sizes['chunk_records']:,}",
              f"{stored:,}", f"{by_input:.3f} ({'yes' if by_input <= TARGET_SIZE_RATIO else 'NO'})",
              f"{by_text:.3f} ({'yes' if by_text <= TARGET_SIZE_RATIO else 'NO'})",
-             f"{sizes['store_total']:,}", f"{sizes['sqlite']:,} ({sizes['sqlite'] / result['text_bytes']:.2f})"]]
+             f"{sizes['passage_index']:,} ({sizes['passage_index'] / result['text_bytes']:.3f})",
+             f"{sizes['store_total']:,} ({sizes['store_total'] / result['text_bytes']:.2f})",
+             f"{sizes['sqlite']:,} ({sizes['sqlite'] / result['text_bytes']:.2f})"]]
 
 
 def _level_rows(result: dict) -> list[list]:
     return [[result["label"]] + [f"{result['levels'][level]:.3f}" for level in ZSTD_LEVELS]]
+
+
+def long_line_report(found: dict) -> str:
+    """The long-line table and its notes."""
+    ordinary = found["ordinary paragraphs"]
+    ordinary_rate = ordinary["cpu"] / (ordinary["bytes"] / 1e6)
+    alone = found["a few bytes"]["rss"]
+    rows = []
+    for label, result in found.items():
+        megabytes = result["bytes"] / 1e6
+        rate = result["cpu"] / megabytes
+        long = label == "one line"
+        rows.append([label, f"{result['bytes']:,}", f"{result['wall']:.2f} s", f"{result['cpu']:.2f} s",
+                     f"{rate:.3f}" if megabytes >= 1 else "", f"{rate / ordinary_rate:.2f}x" + (
+                         f" ({'yes' if rate <= 2 * ordinary_rate else 'NO'})" if long else "") if megabytes >= 1 else "",
+                     f"{result['rss'] / 1e6:,.0f} MB", f"{result['rss'] / result['bytes']:.1f}x" + (
+                         f" ({'yes' if result['rss'] <= 4 * result['bytes'] else 'NO'})" if long else "")
+                     if megabytes >= 1 else "", f"{(result['rss'] - alone) / result['bytes']:.1f}x"
+                     if megabytes >= 1 else ""])
+    notes = ("- Each input ingested by `memctl ingest --raw FILE --quiet` in a new process (into a fresh store), "
+             "medians of the runs; CPU = user + system seconds of that process, peak RSS its maximum resident set. "
+             "The same sentences (the generated corpus' chains, half Chinese) as one line and as one paragraph per "
+             "turn's worth of them. A line is cut into turns of at most 2,000 tokens at sentence ends "
+             "(memctl/ingest/cutting.py), each turn into raw passages of sentence windows weighing at most 96 "
+             "(engine/raw/passage_text.py); the ordinary paragraphs are turns of their own, most of them one "
+             "passage. Both ingests end with the flush that builds the raw passage index (their records pass "
+             "the 1 MiB a closing writer flushes above), a segment per 8 MiB of chunks.")
+    return table(["plain text input", "bytes", "wall", "CPU", "CPU s/MB", "per MB vs ordinary (<= 2x)",
+                  "peak RSS", "RSS/input (<= 4x)", "RSS above the few-byte ingest / input"], rows) + "\n\n" + notes
 
 
 def report(results: list[dict], runs: int, creation: tuple[float, float], scratch: dict) -> str:
@@ -537,8 +672,9 @@ def report(results: list[dict], runs: int, creation: tuple[float, float], scratc
                         "vs SQLite (wall)", "vs SQLite (CPU)", ">= 0.8x (wall)"],
                        [row for result in results for row in _throughput_rows(result)])
     sizes = table(["input", "input bytes", "text bytes", "blobs", "raw.turns records", "raw.chunk records",
-                   "stored", "stored/input <= 0.6", "stored/text <= 0.6", "store dir, compacted",
-                   "SQLite db (/text)"], [row for result in results for row in _size_rows(result)])
+                   "stored", "stored/input <= 0.6", "stored/text <= 0.6",
+                   "passage index, compacted (/text)", "store dir, compacted (/text)", "SQLite db + FTS5 (/text)"],
+                  [row for result in results for row in _size_rows(result)])
     levels = table(["input: blobs / text bytes at zstd level"] + [
                        f"{level}{' (used)' if level == RAW_ZSTD_LEVEL else ''}" for level in ZSTD_LEVELS],
                    [row for result in results for row in _level_rows(result)])
@@ -594,6 +730,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--mb", type=float, default=32, help="size of the generated corpus in MB (default 32)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated corpus")
+    parser.add_argument("--line-mb", type=float, default=50, help="size of the one-line input in MB (default 50)")
     parser.add_argument("--runs", type=int, default=3, help="repetitions per contender (medians reported)")
     parser.add_argument("--no-results", action="store_true", help="print only; leave RESULTS.md alone")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -613,7 +750,10 @@ def main() -> None:
         results = [bench.dataset("LoCoMo dev", [LOCOMO_DEV]),
                    bench.dataset("MemDaily dev (zh)", [MEMDAILY_DEV]),
                    bench.dataset(f"generated zh/en, {arguments.mb:g} MB, seed {arguments.seed}", corpus)]
-        text = report(results, arguments.runs, bench.creation_seconds(), scratch)
+        long_line = bench.long_line(write_long_line_inputs(os.path.join(root, "line"), int(arguments.line_mb * 1e6),
+                                                           arguments.seed))
+        text = report(results, arguments.runs, bench.creation_seconds(), scratch) + "\n\n" + \
+            long_line_report(long_line)
         print(text)
         if not arguments.no_results:
             write_section("ingest_bench", text)

@@ -1,4 +1,4 @@
-"""The derived kinds in the crash workload: text documents and a property graph (tests only).
+"""The derived kinds in the crash workload: text documents, a property graph and raw passages (tests only).
 
 A batch may carry one `("text_add", [(key, document), …])`, one `("text_delete", key)` and one
 `("graph", [graph operations], clock)`, applied inside the same store batch as its plain records
@@ -14,6 +14,9 @@ type, weight, id}, and predicts every answer the derived kinds serve:
            both directions (the out and the in adjacency), and the 2-hop expansion in both directions from a
            few live nodes with the path edge and parent that reached each node (the engine's rule:
            strongest edge, then lowest edge id)
+    passages   for fixed queries, the complete ranking and a top 3 of the raw passage index over the chunks
+               stored with turns (tools.testing.workload's pool of turn_chunk), as an index built in memory
+               from the model's chunks ranks them
 
 Graph timestamps come from a clock that reads the batch number, so records are the same in every process.
 """
@@ -59,6 +62,8 @@ TOP = 3
 TOP_QUERIES = ("few words",)  # also asked for their top TOP only (the other queries: every hit)
 ALL_HITS = len(TEXT_KEYS) + 1  # more than there can be documents: the complete ranking
 SCORE_TOLERANCE = 1e-6
+
+PASSAGE_QUERIES = {"every word": (" ".join(WORDS), 64), "few words": ("memory 蓝牙 0x8007045d", TOP)}
 
 NODE_KEYS = ("n0", "n1", "n2", "n3", "n4", "n5", "n6", "Concept:蓝牙故障")
 NODE_TYPES = ("Concept", "Event")
@@ -307,7 +312,49 @@ def _rebuilt_search(documents: dict) -> dict:
     return _search_answers(Searcher(parts, analysis).search)
 
 
+def turn_chunk(seed: int, number: int) -> bytes:
+    """Chunk `number` of the seed's pool of chunks stored with turns: lines of the workload's words, a turn each
+    (the same bytes in every process)."""
+    rng = random.Random(f"turns:{seed}:{number}")
+    lines = [f"turn {number}.{line}: " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 10)))
+             for line in range(rng.randint(1, 4))]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def expected_passages(chunks: dict) -> dict:
+    """The answers of a raw passage index holding exactly the passages of `chunks` ({raw_id: bytes} of chunks of
+    turn_chunk), built in memory."""
+    from engine.raw.passage_build import build_from_bytes
+    from engine.raw.passage_text import PassageAnalyzer
+    from engine.text.build import build_memory
+    from engine.text.search import Searcher
+
+    analyzer = PassageAnalyzer()
+    spans = []
+    for identifier, data in sorted(chunks.items()):
+        lines = data.split(b"\n")[:-1]
+        offsets = [sum(len(line) + 1 for line in lines[:index]) for index in range(len(lines))]
+        spans.append((identifier, data, offsets, [len(line) for line in lines], [None] * len(lines)))
+    parts = [build_memory(built.sources, (), analyzer.signature()) for built in build_from_bytes(spans, 0, analyzer)]
+    return _passage_answers(Searcher(parts, analyzer.tokenizer).search)
+
+
+def _passage_answers(search, into: dict | None = None) -> dict:
+    answers = {} if into is None else into
+    for label, (query, top) in PASSAGE_QUERIES.items():
+        answers[label] = Ranking([(hit.key, hit.score, tuple(hit.terms)) for hit in search(query, top=top)], top)
+    return answers
+
+
 # --- reading a store ----------------------------------------------------------------------------------
+
+
+def read_passages(store, into: dict | None = None) -> dict:
+    """What the raw passage index serves for the passage queries, filled into `into` as it is read."""
+    from engine.raw import RawStore
+
+    return _passage_answers(RawStore(store).passages().searcher().search, into)
+
 
 
 def read_text(store, into: dict | None = None, records: bool = True) -> dict:

@@ -27,7 +27,7 @@ from engine.format import (
     WAL_TYPE_FULL,
     WAL_TYPE_LAST,
 )
-from tools.testing.derived import DERIVED_COUNTERS, read_graph, read_text
+from tools.testing.derived import DERIVED_COUNTERS, read_graph, read_passages, read_text
 from tools.testing.workload import COUNTERS, TABLES, Model, apply_to_store, batch_operations, describe_difference
 
 _record_header = struct.Struct(WAL_RECORD_HEADER_FORMAT)
@@ -88,7 +88,8 @@ def _agreeing(store, found: dict, model: Model, number: int) -> dict:
     expected = model.state()
     observed = {"records": {key: value for key, value in found["records"].items() if key[0] in TABLES},
                 "counters": {name: found["counters"].get(name, 0) for name in expected["counters"]},
-                "raw": expected["raw"], "text": read_text(store), "graph": read_graph(store)}
+                "raw": expected["raw"], "text": read_text(store), "graph": read_graph(store),
+                "passages": read_passages(store)}
     if observed != expected:
         raise AssertionError(f"the reference store disagrees with the model after batch {number}:\n"
                              f"{describe_difference(expected, observed)}")
@@ -115,12 +116,13 @@ def fingerprint(store, into: dict | None = None, derived_answers: bool = True) -
         # The documents, nodes and edges are records, read above: only what the kinds' segments serve remains.
         read_text(store, found.setdefault("text", {}), records=False)
         read_graph(store, found.setdefault("graph", {}), records=False)
+        read_passages(store, found.setdefault("passages", {}))
     return found
 
 
 def records_only(full: dict) -> dict:
     """A fingerprint without the derived answers, as fingerprint(store, derived_answers=False) reads it."""
-    return {name: value for name, value in full.items() if name not in ("text", "graph")}
+    return {name: value for name, value in full.items() if name not in ("text", "graph", "passages")}
 
 
 def served_part_of(served: dict, full: dict) -> bool:

@@ -1,13 +1,14 @@
 """Deterministic workloads, a dict model of the store, and the after-crash verdict (tests only).
 
-A batch is a pure function of (seed, number), so a parent process knows what a killed child was writing
-from the last `BEGIN n` / `ACK n` line alone (the RocksDB crash test's expected state, without a file).
-A batch writes plain records, counters, raw chunks, and (tools.testing.derived) text documents and graph
-nodes and edges in the same store batch, so flushes and compactions write text.postings and graph.csr
-segments too. `verify_recovery` is the one rule every crash test applies: every acknowledged batch present,
-the batch in flight all or nothing, nothing else (records, counters, raw chunks, and every text ranking and
-graph answer the model predicts), `check_store` without problems before and after recovery, and the same
-records from a second writer open and from a reader.
+A batch is a pure function of (seed, number), so a parent process knows what a killed child was writing from the
+last `BEGIN n` / `ACK n` line alone (the RocksDB crash test's expected state, without a file). A batch writes
+plain records, counters, raw chunks (some stored with turns, which the raw passage index indexes), and
+(tools.testing.derived) text documents and graph nodes and edges in the same store batch, so flushes and
+compactions write text.postings, graph.csr and raw.passages segments too. `verify_recovery` is the one rule every
+crash test applies: every acknowledged batch present, the batch in flight all or nothing, nothing else (records,
+counters, raw chunks, and every text ranking and graph answer and raw passage ranking the model predicts),
+`check_store` without problems before and after recovery, and the same records from a second writer open and from
+a reader.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import os
 import random
 
 from engine.format import CURRENT_FILE, GC_LOCK_FILE, WRITER_LOCK_FILE
-from tools.testing.derived import DERIVED_COUNTERS, DerivedModel, apply_derived, derived_operations, read_graph, read_text
+from tools.testing.derived import (DERIVED_COUNTERS, DerivedModel, apply_derived, derived_operations, expected_passages,
+                                   read_graph, read_passages, read_text, turn_chunk)
 
 TABLES = ("test.chunk", "test.doc", "test.edge")
 COUNTERS = ("doc", "edge")
@@ -32,6 +34,7 @@ BIG_VALUE_BYTES = 40_000
 REOPEN_AT_LEAST_EVERY = 20
 REBUILD_AT_LEAST_EVERY = 25  # likewise for the failpoints of a rebuild
 RAW_POOL = 12  # larger than a WAL block: the batch is split into FIRST/MIDDLE/LAST fragments
+TURN_POOL = 8  # chunks of text stored with turns: the raw passage index (engine/raw/passage_kind.py)
 
 
 def batch_operations(seed: int, number: int, big_values: bool = True, dense: bool = False) -> list:
@@ -56,6 +59,10 @@ def batch_operations(seed: int, number: int, big_values: bool = True, dense: boo
         operations.append(("raw_put", raw_chunk(seed, rng.randrange(RAW_POOL))))
         for _ in range(rng.randint(0, 2)):
             operations.append(("raw_release", raw_chunk(seed, rng.randrange(RAW_POOL))))
+    if rng.random() < 0.15:
+        operations.append(("raw_turns_put", turn_chunk(seed, rng.randrange(TURN_POOL))))
+        if rng.random() < 0.5:
+            operations.append(("raw_turns_release", turn_chunk(seed, rng.randrange(TURN_POOL))))
     # Every batch leaves a mark only it can leave, so "present" and "absent" are distinguishable.
     operations.append(("put", "test.doc", "last", {"batch": number}))
     return operations
@@ -65,6 +72,16 @@ def raw_chunk(seed: int, number: int) -> bytes:
     """Raw chunk `number` of the seed's pool (the same bytes in every process)."""
     rng = random.Random(f"raw:{seed}:{number}")
     return f"chunk {number}: ".encode() + rng.randbytes(rng.randint(16, 2048))
+
+
+def turn_spans(data: bytes) -> list:
+    """The turns of a chunk of turn_chunk: one per line."""
+    turns, offset = [], 0
+    for number, line in enumerate(data.split(b"\n")[:-1]):
+        turns.append({"speaker": None, "ts": None, "source_id": f"crash:{number}", "offset": offset,
+                      "length": len(line), "extra": None})
+        offset += len(line) + 1
+    return turns
 
 
 def raw_id(data: bytes) -> str:
@@ -114,6 +131,12 @@ def _apply_operations(store, batch, raw_writer, operations: list) -> None:
             batch.put(operation[3], operation[4], {"id": first, "counter": operation[1]})
         elif operation[0] == "raw_put":
             raw_writer.put(operation[1], {"source": "crash workload"})
+        elif operation[0] == "raw_turns_put":
+            raw_writer.put_turns(operation[1], {}, "crash", turn_spans(operation[1]))
+        elif operation[0] == "raw_turns_release":  # every reference: a chunk's turns each hold one
+            record = raw_writer.get(raw_id(operation[1]))
+            if record is not None:
+                raw_writer.release(raw_id(operation[1]), record["refcount"])
         elif raw_writer.get(raw_id(operation[1])) is not None:
             raw_writer.release(raw_id(operation[1]))
 
@@ -125,6 +148,7 @@ class Model:
         self.records: dict = {}
         self.counters: dict = {name: 0 for name in COUNTERS}
         self.raw: dict = {}  # raw_id -> [bytes, reference count]
+        self.turn_chunks: set = set()  # raw_ids of those stored with turns
         self.derived = DerivedModel(self.counters)
         self.applied: list = []  # batch numbers, in order
 
@@ -141,6 +165,14 @@ class Model:
                 self.records.pop((operation[1], operation[2]), None)
             elif operation[0] == "raw_put":
                 self.raw.setdefault(raw_id(operation[1]), [operation[1], 0])[1] += 1
+            elif operation[0] == "raw_turns_put":
+                identifier = raw_id(operation[1])
+                if identifier not in self.turn_chunks:  # stored again: the writer adds nothing
+                    self.raw.setdefault(identifier, [operation[1], 0])[1] += len(turn_spans(operation[1]))
+                    self.turn_chunks.add(identifier)
+            elif operation[0] == "raw_turns_release":
+                if self.raw.pop(raw_id(operation[1]), None) is not None:
+                    self.turn_chunks.discard(raw_id(operation[1]))
             elif operation[0] == "raw_release":
                 entry = self.raw.get(raw_id(operation[1]))
                 if entry is not None:
@@ -157,7 +189,7 @@ class Model:
     def digest(self) -> str:
         """Identifies what the model holds (equal digests: equal states)."""
         content = (sorted(self.records.items(), key=repr), sorted(self.counters.items()),
-                   sorted((identifier, entry[1]) for identifier, entry in self.raw.items()),
+                   sorted((identifier, entry[1]) for identifier, entry in self.raw.items()), sorted(self.turn_chunks),
                    sorted(self.derived.documents.items()), sorted(self.derived.nodes.items()),
                    sorted(self.derived.edges.items()))
         return hashlib.sha256(repr(content).encode()).hexdigest()
@@ -165,7 +197,8 @@ class Model:
     def state(self) -> dict:
         return {"records": dict(self.records), "counters": dict(self.counters),
                 "raw": {identifier: tuple(entry) for identifier, entry in self.raw.items()},
-                "text": self.derived.text_state(), "graph": self.derived.graph_state()}
+                "text": self.derived.text_state(), "graph": self.derived.graph_state(),
+                "passages": expected_passages({identifier: self.raw[identifier][0] for identifier in self.turn_chunks})}
 
 
 def read_state(store, derived_answers: bool = True) -> dict:
@@ -186,9 +219,9 @@ def read_state(store, derived_answers: bool = True) -> dict:
             if value != expected:
                 raise AssertionError(f"get({table!r}, {key!r}) = {_short(value)} but scan says {_short(expected)}")
     state = {"records": records, "counters": {name: store.counter(name) for name in COUNTERS + DERIVED_COUNTERS},
-             "raw": read_raw(store), "text": {}, "graph": {}}
+             "raw": read_raw(store), "text": {}, "graph": {}, "passages": {}}
     if derived_answers:
-        state["text"], state["graph"] = read_text(store), read_graph(store)
+        state["text"], state["graph"], state["passages"] = read_text(store), read_graph(store), read_passages(store)
     return state
 
 
@@ -224,6 +257,10 @@ def describe_difference(expected: dict, found: dict) -> str:
                 if want.get(key, "<absent>") != got.get(key, "<absent>"):
                     lines.append(f"  {section} {part} {key!r}: expected {_short(want.get(key, '<absent>'))}, "
                                  f"found {_short(got.get(key, '<absent>'))}")
+    for label in sorted(set(expected["passages"]) | set(found["passages"])):
+        want, got = expected["passages"].get(label, "<absent>"), found["passages"].get(label, "<absent>")
+        if want != got:
+            lines.append(f"  passages {label!r}: expected {_short(want)}, found {_short(got)}")
     return "\n".join(lines[:12]) + (f"\n  … {len(lines) - 12} more" if len(lines) > 12 else "")
 
 
@@ -312,7 +349,7 @@ def _verify(path: str, candidates: list, check_before: bool) -> Model:
         again = Store.open(path, writable=writable, wait=VERIFY_WAIT_SECONDS, holder="crash verifier (second open)")
         try:
             derived_answers = _segment_names(again) != judged
-            expected = found if derived_answers else {**found, "text": {}, "graph": {}}
+            expected = found if derived_answers else {**found, "text": {}, "graph": {}, "passages": {}}
             second = read_state(again, derived_answers)
         finally:
             again.close()
