@@ -1,4 +1,4 @@
-"""Layering of memctl's packages: recall reads the graph R2G built, but never R2G's code.
+"""Layering of memctl's packages: recall reads the graph R2G built, but never R2G's code (nor ingest's).
 
 What both need (time expressions, lexicons, what a NodeIndex document holds) lives below both, in
 memctl.language and memctl.node_documents. Imports are read from the source (every `import`, including those
@@ -61,9 +61,10 @@ def crossings(directory: str, package: str) -> list[tuple[str, int, str, str | N
     return found
 
 
-def test_recall_imports_nothing_from_r2g():
-    forbidden = crossings("memctl/recall", "memctl.r2g")
-    assert not forbidden, "memctl/recall imports memctl.r2g (move what both need below both): " + ", ".join(
+@pytest.mark.parametrize("package", ["memctl.r2g", "memctl.ingest"])
+def test_recall_imports_nothing_from_r2g_or_ingest(package):
+    forbidden = crossings("memctl/recall", package)
+    assert not forbidden, f"memctl/recall imports {package} (move what both need below both): " + ", ".join(
         f"{path}:{line} {module}{'.' + name if name else ''}" for path, line, module, name in forbidden)
 
 

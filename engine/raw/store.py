@@ -179,9 +179,6 @@ class RawStore:
 
     # --- checking and collecting ---------------------------------------------------------------------------
 
-
-    # --- checking and collecting ---------------------------------------------------------------------------
-
     def verify(self) -> tuple[list[CorruptionError], list[str]]:
         """engine.raw.upkeep.verify of this store."""
         from engine.raw.upkeep import verify
