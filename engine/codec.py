@@ -101,8 +101,14 @@ def pack(value) -> bytes:
 
 
 def unpack(data, path: str = "<buffer>", offset: int | None = None):
-    """Decode msgpack written by `pack`; any malformation is corruption of `path`, never a bare exception."""
+    """Decode msgpack written by `pack`; any malformation is corruption of `path`, never a bare exception. What
+    `pack` never writes is refused too: an ext type, and a map key that is not str (msgpack-python's
+    strict_map_key lets a bin key through, which no check here catches without a call per map)."""
     try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False)
+        return msgpack.unpackb(data, raw=False, strict_map_key=True, ext_hook=_refuse_ext)
     except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as error:
-        raise CorruptionError(path, offset, f"undecodable msgpack ({error.__class__.__name__})") from None
+        raise CorruptionError(path, offset, f"undecodable msgpack ({error})") from None
+
+
+def _refuse_ext(code: int, _data: bytes):
+    raise ValueError(f"ext type {code} is outside memctl's msgpack profile")

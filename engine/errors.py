@@ -23,6 +23,15 @@ class InputError(EngineError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class NoStore(InputError):
+    """A reader asked for a store that was never created: no directory, or one without CURRENT that holds
+    nothing a store would have (a lost CURRENT beside data is a CorruptionError instead)."""
+
+    def __init__(self, path: str):
+        self.path = str(path)
+        super().__init__(f"no memctl store at {self.path} (create one with memctl ingest)")
+
+
 class CorruptionError(EngineError):
     """Bytes on disk failed a check: a checksum, a magic number, a length or a reference."""
 
@@ -34,6 +43,11 @@ class CorruptionError(EngineError):
         self.reason = reason
         where = self.path if offset is None else f"{self.path} at offset {offset}"
         super().__init__(f"corruption in {where}: {reason}")
+
+
+class StoreDamaged(CorruptionError):
+    """A writer refused a store whose DAMAGE marker records corruption found earlier (engine/damage.py): only
+    `memctl repair` writes it until then."""
 
 
 class UnsupportedVersion(CorruptionError):

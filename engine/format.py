@@ -107,6 +107,16 @@ CURRENT_FILE = "CURRENT"
 MANIFEST_PREFIX = "MANIFEST-"
 NUMBER_DIGITS = 6  # MANIFEST-000007, wal/000007.log, seg/000007.records.seg
 
+# --- DAMAGE: the corruption marker (engine/damage.py; MANIFEST.spec section 15) --------------------------
+# Written by a reader or `check` that finds corruption; writers refuse the store until `memctl repair` ran.
+DAMAGE_FILE = "DAMAGE"
+DAMAGE_MAGIC = b"MEMCTLDM"
+# magic[8] | version u32 | body_length u32 | body_crc u32 | reserved u32, then a msgpack body (as a MANIFEST)
+DAMAGE_HEADER_FORMAT = MANIFEST_HEADER_FORMAT
+DAMAGE_HEADER_SIZE = MANIFEST_HEADER_SIZE
+DAMAGE_MAX_BODY_BYTES = 1 << 20
+DAMAGE_MAX_FINDINGS = 64  # findings kept; more are counted, not listed
+
 # --- locks ---------------------------------------------------------------------------------------------
 WRITER_LOCK_FILE = "LOCK"
 GC_LOCK_FILE = "LOCK.gc"

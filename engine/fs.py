@@ -12,6 +12,7 @@ callable given to `arm()`.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -19,40 +20,86 @@ import sys
 from engine.format import TEMP_SUFFIX
 
 
+# What each operation was doing, as an error message says it: "cannot write …/wal/000001.log: File too large".
+OPERATION_WORDS = {"open_new": "create", "open_append": "open", "write": "write", "fsync": "sync",
+                   "rename": "rename", "unlink": "remove", "truncate": "truncate", "mkdir": "create directory",
+                   "fsync_dir": "sync directory", "sync_filesystem": "sync the filesystem of"}
+
+_open_paths: dict = {}  # descriptor → path of the files FileOps opened (descriptors are the process's)
+
+
+def named_error(error: OSError, operation: str, path: str | None) -> OSError:
+    """`error` naming the file (`filename`) and what was done to it (`operation`, OPERATION_WORDS' phrase of
+    a FileOps method): a failed write or fsync happens on a descriptor, and Python's OSError then names no
+    file. The class follows the errno (FileNotFoundError…), so callers catch what they caught before."""
+    if getattr(error, "operation", None):
+        return error
+    named = OSError(error.errno, error.strerror or str(error), path if path is not None else error.filename)
+    named.operation = OPERATION_WORDS.get(operation, operation)
+    return named
+
+
+def _naming_failures(method):
+    """A FileOps method whose OSError names its file: its first argument, or the file of that descriptor."""
+    @functools.wraps(method)
+    def named(self, target, *arguments):
+        try:
+            return method(self, target, *arguments)
+        except OSError as error:
+            path = _open_paths.get(target) if isinstance(target, int) else target
+            raise named_error(error, method.__name__, path) from error
+    return named
+
+
 class FileOps:
-    """The real filesystem. Paths are str; file handles are OS file descriptors."""
+    """The real filesystem. Paths are str; file handles are OS file descriptors. An OSError of any operation
+    names the file and the operation (`named_error`)."""
 
+    @_naming_failures
     def open_new(self, path: str) -> int:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+        _open_paths[fd] = path
+        return fd
 
+    @_naming_failures
     def open_append(self, path: str) -> int:
-        return os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+        _open_paths[fd] = path
+        return fd
 
+    @_naming_failures
     def write(self, fd: int, data) -> None:
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
             view = view[written:]
 
+    @_naming_failures
     def fsync(self, fd: int) -> None:
         # fdatasync also persists a grown file size; it skips only timestamps, which nothing reads.
         os.fdatasync(fd)
 
     def close(self, fd: int) -> None:
+        _open_paths.pop(fd, None)
         os.close(fd)
 
+    @_naming_failures
     def rename(self, source: str, target: str) -> None:
         os.replace(source, target)
 
+    @_naming_failures
     def unlink(self, path: str) -> None:
         os.unlink(path)
 
+    @_naming_failures
     def truncate(self, path: str, size: int) -> None:
         os.truncate(path, size)
 
+    @_naming_failures
     def mkdir(self, path: str) -> None:
         os.mkdir(path)
 
+    @_naming_failures
     def fsync_dir(self, path: str) -> None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
@@ -60,6 +107,7 @@ class FileOps:
         finally:
             os.close(fd)
 
+    @_naming_failures
     def sync_filesystem(self, path: str) -> None:
         """Make every file's data and every directory entry on the filesystem holding `path` durable: one
         syncfs(2) instead of an fsync per file and per directory (raw blobs publish thousands at once).
@@ -76,7 +124,7 @@ class FileOps:
                 import ctypes
 
                 error = ctypes.get_errno()
-                raise OSError(error, f"syncfs: {os.strerror(error)}", path)
+                raise OSError(error, os.strerror(error), path)
         finally:
             os.close(fd)
 
@@ -192,11 +240,13 @@ def _write_synced(path: str, data, label: str) -> None:
         ops.close(fd)
 
 
-def atomic_write(path: str, data, label: str = "fs") -> None:
+def atomic_write(path: str, data, label: str = "fs", temp: str | None = None) -> None:
     """Replace `path` with `data` atomically and durably: temp in the same directory (a rename across
     filesystems is not atomic), write, fsync, rename, fsync the directory. `label` names the failpoints
-    (`<label>.write.before_fsync`, `<label>.before_rename`, `<label>.after_rename.before_dirsync`)."""
-    temp = path + TEMP_SUFFIX
+    (`<label>.write.before_fsync`, `<label>.before_rename`, `<label>.after_rename.before_dirsync`); `temp`,
+    the temp file (default `path` + ".tmp"), ends in ".tmp" and is unique to the caller when several
+    processes may replace `path` at once."""
+    temp = temp or path + TEMP_SUFFIX
     _write_synced(temp, data, label)
     failpoint(f"{label}.before_rename")
     ops.rename(temp, path)

@@ -74,9 +74,18 @@ class WriterLock(FileLock):
                 raise StoreBusy(self.path, self._read_holder())
             time.sleep(min(delay, max(deadline - time.monotonic(), 0.0)))
             delay = min(delay * 2, 0.25)
-        # Informational only (no fsync): it names the holder in the busy message of the next writer.
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, f"pid {os.getpid()} ({holder})\n".encode("utf-8", "replace"), 0)
+        self._write_note(f"pid {os.getpid()} ({holder})\n".encode("utf-8", "replace"))
+
+    def _write_note(self, note: bytes) -> None:
+        """Name the holder for the busy message of the next writer. Informational only (no fsync), and written
+        only whole: over the old note first, then cut to its length (which needs no space), so a full disk or
+        a file size limit leaves the previous note as it was instead of an empty file; the writer then fails
+        at its first real write, whose error names the file."""
+        try:
+            if os.pwrite(self._fd, note, 0) == len(note):
+                os.ftruncate(self._fd, len(note))
+        except OSError:
+            pass
 
     def _read_holder(self) -> str:
         try:

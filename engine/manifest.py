@@ -1,7 +1,9 @@
 """MANIFEST-<n> snapshots and the CURRENT pointer: the one consistent view of a store.
 
 A MANIFEST is written whole (never edited): format version, live segments with sizes and CRCs, id counters,
-the WAL checkpoint (first live WAL number and last sequence folded into segments) and the next file number.
+the WAL checkpoint (first live WAL number, last sequence folded into segments, and what the live WAL held when
+the MANIFEST was published: its size and last sequence, engine/wal_checkpoint.py), the next file number, and
+the corruption marker a repair resolved (engine/damage.py).
 It is published by writing MANIFEST-<n> durably, then atomically replacing CURRENT with its name and
 fsyncing the directory. Until CURRENT names it, a new MANIFEST does not exist as far as any reader knows.
 """
@@ -25,6 +27,7 @@ from engine.format import (
     MANIFEST_MAX_BODY_BYTES,
     MANIFEST_PREFIX,
     NUMBER_DIGITS,
+    WAL_HEADER_SIZE,
     OLDEST_MIGRATABLE_FORMAT_VERSION,
     OLDEST_STORE_FORMAT_VERSION,
 )
@@ -42,9 +45,12 @@ class Manifest:
     last_sequence: int = 0
     next_file_number: int = 2
     version: int = FORMAT_VERSION
+    wal_size: int = WAL_HEADER_SIZE  # bytes of WAL wal_number durable when published (absent before format 4)
+    wal_sequence: int | None = None  # last sequence durable when published (None: last_sequence)
+    resolved_damage: int | None = None  # body CRC of the DAMAGE marker a repair resolved
 
     def body(self) -> dict:
-        return {
+        body = {
             "version": self.version,
             "number": self.number,
             "segments": self.segments,
@@ -52,7 +58,16 @@ class Manifest:
             "wal_number": self.wal_number,
             "last_sequence": self.last_sequence,
             "next_file_number": self.next_file_number,
+            "wal_size": self.wal_size,
+            "wal_sequence": self.wal_sequence,
         }
+        if self.resolved_damage is not None:
+            body["resolved_damage"] = self.resolved_damage
+        return body
+
+    def __post_init__(self) -> None:
+        if self.wal_sequence is None:  # every batch up to it was durable at publication (segments or WAL)
+            self.wal_sequence = self.last_sequence
 
     def file_name(self) -> str:
         return manifest_name(self.number)
@@ -67,15 +82,17 @@ def encode(manifest: Manifest) -> bytes:
     return _header.pack(MANIFEST_MAGIC, FORMAT_VERSION, len(body), crc32(body), 0) + body
 
 
-def decode(data: bytes, path: str) -> Manifest:
+def decode(data: bytes, path: str, oldest: int = OLDEST_STORE_FORMAT_VERSION) -> Manifest:
+    """The MANIFEST in `data`; a format version below `oldest` (OLDEST_MIGRATABLE_FORMAT_VERSION for a
+    migration, which reads the stores it upgrades) or above FORMAT_VERSION is refused."""
     if len(data) < MANIFEST_HEADER_SIZE:
         raise CorruptionError(path, 0, f"MANIFEST of {len(data)} bytes is shorter than its header")
     magic, version, length, body_crc, _reserved = _header.unpack_from(data)
     if magic != MANIFEST_MAGIC:
         raise CorruptionError(path, 0, "not a memctl MANIFEST (bad magic)")
-    if not OLDEST_STORE_FORMAT_VERSION <= version <= FORMAT_VERSION:
+    if not oldest <= version <= FORMAT_VERSION:
         advice = None
-        if OLDEST_MIGRATABLE_FORMAT_VERSION <= version < OLDEST_STORE_FORMAT_VERSION:
+        if OLDEST_MIGRATABLE_FORMAT_VERSION <= version < oldest:
             advice = (f"the store predates format {OLDEST_STORE_FORMAT_VERSION}: run `memctl migrate` to upgrade it "
                       "in place")
         raise UnsupportedVersion(path, version, FORMAT_VERSION, advice)
@@ -94,13 +111,23 @@ def decode(data: bytes, path: str) -> Manifest:
             last_sequence=int(fields["last_sequence"]),
             next_file_number=int(fields["next_file_number"]),
             version=int(fields["version"]),
+            wal_size=int(fields.get("wal_size", WAL_HEADER_SIZE)),
+            wal_sequence=_optional_int(fields.get("wal_sequence")),
+            resolved_damage=_optional_int(fields.get("resolved_damage")),
         )
     except (KeyError, TypeError, ValueError, OverflowError):
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST body lacks required fields") from None
+    if decoded.wal_size < WAL_HEADER_SIZE or decoded.wal_sequence < decoded.last_sequence:
+        raise CorruptionError(path, MANIFEST_HEADER_SIZE, f"MANIFEST WAL checkpoint (size {decoded.wal_size}, "
+                                                          f"sequence {decoded.wal_sequence}) is impossible")
     # The body's CRC only proves it is what was written; a crafted one must not name files outside seg/.
     if not all(_is_segment_entry(entry) for entry in decoded.segments):
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, "MANIFEST lists a segment entry it does not describe")
     return decoded
+
+
+def _optional_int(value) -> int | None:
+    return None if value is None else int(value)
 
 
 def _is_segment_entry(entry) -> bool:
@@ -115,7 +142,7 @@ def read_current(directory: str) -> str | None:
     try:
         with open(path, "rb") as handle:
             raw = handle.read(256)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no store, or the path leads through a file
         return None
     try:
         text = raw.decode("ascii")
@@ -126,14 +153,14 @@ def read_current(directory: str) -> str | None:
     return text.strip()
 
 
-def load(directory: str, name: str) -> Manifest:
+def load(directory: str, name: str, oldest: int = OLDEST_STORE_FORMAT_VERSION) -> Manifest:
     path = os.path.join(directory, name)
     try:
         with open(path, "rb") as handle:
             data = handle.read(MANIFEST_HEADER_SIZE + MANIFEST_MAX_BODY_BYTES + 1)
     except FileNotFoundError:
         raise CorruptionError(path, None, "CURRENT names a MANIFEST that does not exist") from None
-    manifest = decode(data, path)
+    manifest = decode(data, path, oldest)
     if manifest_name(manifest.number) != name:
         raise CorruptionError(path, MANIFEST_HEADER_SIZE, f"MANIFEST number {manifest.number} does not match its name")
     return manifest

@@ -13,7 +13,15 @@ directory again, so a writer can flush, compact and delete while it reads its sn
 Derived kinds (text postings, graph CSR) own record tables: an owner, a kind's unnamed instance "<kind>" or a
 named one "<kind>:<instance>", owns the tables `<owner>.*` and the segments whose MANIFEST entries name it;
 `engine.kinds` maps an owner to its kind class. Records stay the source of truth; an owner's segments are
-indexes built from them.
+indexes built from them, and `rebuild` makes every one of them again from the records alone.
+
+A store of an older format (MANIFEST.spec §13) is refused, except by a handle opened with migrating=True:
+engine.migration stages its steps' changes on such a handle and publishes them with `rebuild`.
+
+Damage: opening checks the live WAL against the checkpoint its MANIFEST recorded (engine/wal_checkpoint.py),
+which a writer publishes when it closes after appending; corruption found opening is recorded in the DAMAGE
+marker (engine/damage.py), and a writer refuses a store holding one. A handle opened with repairing=True
+(engine/repair/) skips both and reads nothing but the MANIFEST: repair reads the rest itself, past damage.
 """
 
 from __future__ import annotations
@@ -30,15 +38,17 @@ from contextlib import contextmanager
 
 import msgpack
 
-from engine import fs, kinds, manifest as manifest_module, wal
+from engine import damage, fs, kinds, manifest as manifest_module, wal, wal_checkpoint
 from engine.codec import unpack
-from engine.errors import CorruptionError, EngineError, InputError, StoreClosed
+from engine.errors import CorruptionError, EngineError, InputError, NoStore, StoreClosed
 from engine.format import (
     CURRENT_FILE,
     INSTANCE_SEPARATOR,
     KIND_RECORDS,
     MANIFEST_PREFIX,
     NUMBER_DIGITS,
+    OLDEST_MIGRATABLE_FORMAT_VERSION,
+    OLDEST_STORE_FORMAT_VERSION,
     OP_COUNTER,
     OP_DELETE,
     OP_PUT,
@@ -73,14 +83,20 @@ def _refuse_writes_after_failure(method):
     moved without its directory fsync, so the old WAL may already be obsolete): like a failed commit,
     it makes this handle refuse every further write; reopening recovers (fsyncgate, REFERENCES B4)."""
     @functools.wraps(method)
-    def guarded(self, *arguments):
+    def guarded(self, *arguments, **keywords):
         try:
-            return method(self, *arguments)
+            return method(self, *arguments, **keywords)
         except BaseException as error:
-            if self._failure is None and self.writable and self._wal_writer is not None:
+            if self._failure is None and self.writable and self._writer_lock is not None \
+                    and not isinstance(error, _Refused):
                 self._failure = error
             raise
     return guarded
+
+
+class _Refused(EngineError):
+    """A write this handle does not make in its state (outdated, or holding staged changes): nothing was
+    attempted, so the handle stays usable."""
 
 
 class Batch:
@@ -143,9 +159,11 @@ class Batch:
 
 
 class Store:
-    def __init__(self, path: str, writable: bool):
+    def __init__(self, path: str, writable: bool, migrating: bool = False, repairing: bool = False):
         self.path = os.path.abspath(path)
         self.writable = writable
+        self.migrating = migrating
+        self.repairing = repairing
         self.flush_bytes = DEFAULT_FLUSH_BYTES
         self.close_flush_bytes = CLOSE_FLUSH_BYTES
         self.manifest: Manifest | None = None
@@ -163,19 +181,32 @@ class Store:
         self._writer_lock: WriterLock | None = None
         self._kind_views: dict = {}
         self._failure: BaseException | None = None
+        self._staged = False  # stage() applied changes that only rebuild() makes durable
+        # What a checkpoint may record (wal_checkpoint): the bytes of WAL manifest.wal_number and the last
+        # sequence known durable (a batch applied by a commit that then failed is not).
+        self._wal_end = WAL_HEADER_SIZE
+        self._durable_sequence = 0
+        self.resolving: int | None = None  # the DAMAGE marker (body CRC) the next MANIFEST resolves (repair)
 
     # --- opening -----------------------------------------------------------------------------------------
 
     @classmethod
     def open(cls, path: str, writable: bool = True, wait: float = 0.0, holder: str = "memctl",
-             flush_bytes: int = DEFAULT_FLUSH_BYTES, close_flush_bytes: int = CLOSE_FLUSH_BYTES) -> "Store":
-        store = cls(path, writable)
+             flush_bytes: int = DEFAULT_FLUSH_BYTES, close_flush_bytes: int = CLOSE_FLUSH_BYTES,
+             migrating: bool = False, must_exist: bool = False, repairing: bool = False) -> "Store":
+        """A writer creates the store when there is none. A reader of a store never created sees it empty, or
+        with must_exist gets NoStore. migrating=True also opens a store of a format from
+        OLDEST_MIGRATABLE_FORMAT_VERSION on (its files are read by the version-tolerant readers); while it is
+        `outdated`, only stage() and rebuild() change it. repairing=True (engine/repair/ only) loads the MANIFEST
+        alone, whatever the DAMAGE marker says."""
+        store = cls(path, writable, migrating, repairing)
+        damage.process_command["name"] = holder
         store.flush_bytes = flush_bytes
         store.close_flush_bytes = close_flush_bytes
         if writable:
             store._open_writer(wait, holder)
         else:
-            store._open_reader()
+            store._open_reader(must_exist)
         return store
 
     def _open_writer(self, wait: float, holder: str) -> None:
@@ -187,16 +218,24 @@ class Store:
             if name is None:
                 self._refuse_if_not_empty()
                 self._create()
+            elif self.repairing:
+                self._load_manifest(name)
+                self._number_files_above(self._live_wal_numbers())
             else:
                 self._load(name)
+                self._refuse_if_damaged()
                 self._recover_wal()
             self._remove_obsolete_files()
-        except BaseException:
+        except BaseException as error:
             self.close()
+            if not self.repairing:
+                damage.record(self.path, [error])
             raise
 
-    def _open_reader(self) -> None:
+    def _open_reader(self, must_exist: bool) -> None:
         if not os.path.isdir(self.path):
+            if must_exist:
+                raise NoStore(self.path)
             self.manifest = Manifest(number=0)
             return
         gc_lock = GcLock(self.path)
@@ -205,15 +244,25 @@ class Store:
             name = manifest_module.read_current(self.path)
             if name is None:
                 self._refuse_if_not_empty()
+                if must_exist:
+                    raise NoStore(self.path)
                 self.manifest = Manifest(number=0)
-                return
-            self._load(name)
-            for number in self._live_wal_numbers():
-                scan = wal.scan(wal.wal_path(self._wal_dir, number))
-                scan.raise_if_corrupt()
-                self._replay(scan)
+            elif self.repairing:
+                self._load_manifest(name)
+            else:
+                self._load(name)
+                self._read_live_wal(self._live_wal_numbers())
+        except BaseException as error:
+            if not self.repairing:
+                damage.record(self.path, [error])
+            raise
         finally:
             gc_lock.release()
+
+    def _refuse_if_damaged(self) -> None:
+        refusal = damage.refusal(self.path, self.manifest.resolved_damage)
+        if refusal is not None:
+            raise refusal
 
     @property
     def _wal_dir(self) -> str:
@@ -246,10 +295,13 @@ class Store:
         self.manifest = _initial_manifest()
         manifest_module.publish(self.path, self.manifest)
 
+    @property
+    def outdated(self) -> bool:
+        """The store is of a format older than this code writes (opened with migrating=True)."""
+        return self.manifest.version < OLDEST_STORE_FORMAT_VERSION
+
     def _load(self, name: str) -> None:
-        self.manifest = manifest_module.load(self.path, name)
-        self.counters = dict(self.manifest.counters)
-        self.sequence = self.manifest.last_sequence
+        self._load_manifest(name)
         for entry in self.manifest.segments:
             segment = Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
             if segment.kind != entry["kind"]:
@@ -262,6 +314,12 @@ class Store:
             else:
                 self.kind_segments.setdefault(entry["owner"], []).append(segment)
 
+    def _load_manifest(self, name: str) -> None:
+        oldest = OLDEST_MIGRATABLE_FORMAT_VERSION if self.migrating else OLDEST_STORE_FORMAT_VERSION
+        self.manifest = manifest_module.load(self.path, name, oldest)
+        self.counters = dict(self.manifest.counters)
+        self.sequence = self.manifest.last_sequence
+
     def _live_wal_numbers(self) -> list[int]:
         if not os.path.isdir(self._wal_dir):
             return []
@@ -272,29 +330,52 @@ class Store:
                 numbers.append(int(match.group(1)))
         return sorted(numbers)
 
-    def _recover_wal(self) -> None:
-        numbers = self._live_wal_numbers()
-        if numbers:
+    def _number_files_above(self, wal_numbers: list) -> None:
+        if wal_numbers:
             # A crash between creating the next WAL and publishing the MANIFEST that names it leaves a WAL
             # numbered at or above next_file_number; handing that number out again would replace the live WAL
             # (LevelDB's MarkFileNumberUsed).
-            self.manifest.next_file_number = max(self.manifest.next_file_number, numbers[-1] + 1)
-        last_scan = None
-        for number in numbers:
-            scan = wal.scan(wal.wal_path(self._wal_dir, number))
-            scan.raise_if_corrupt()
-            self._replay(scan)
+            self.manifest.next_file_number = max(self.manifest.next_file_number, wal_numbers[-1] + 1)
+
+    def _recover_wal(self) -> None:
+        numbers = self._live_wal_numbers()
+        self._number_files_above(numbers)
+        scans = self._read_live_wal(numbers)
+        for scan in scans:
             if scan.status == "torn_tail" and scan.number >= 0:
                 wal.truncate_torn_tail(scan)
-            last_scan = scan
+        # An outdated store's WAL is never appended to (a migration publishes a MANIFEST of its own first), and a
+        # WAL file of this format created here would make the store unreadable to the code that wrote it.
+        if not self.outdated:
+            self._continue_wal(numbers, scans[-1] if scans else None)
+        fs.failpoint("recover.after_replay")
+
+    def _read_live_wal(self, numbers: list) -> list:
+        """Scan the live WAL files `numbers`, refuse damage (a corrupt record, or what breaks the MANIFEST's
+        checkpoint: engine/wal_checkpoint.py) and replay them; returns their scans, in number order."""
+        scans = {number: wal.scan(wal.wal_path(self._wal_dir, number)) for number in numbers}
+        for scan in scans.values():
+            scan.raise_if_corrupt()
+        problems = wal_checkpoint.file_problems(self.manifest, self._wal_dir, scans)
+        if problems:
+            raise problems[0]
+        for number in numbers:
+            self._replay(scans[number])
+        problem = wal_checkpoint.end_problem(self.manifest, self._wal_dir, self.sequence)
+        if problem is not None:
+            raise problem
+        self._wal_end, self._durable_sequence = scans[self.manifest.wal_number].valid_end, self.sequence
+        return [scans[number] for number in numbers]
+
+    def _continue_wal(self, numbers: list, last_scan) -> None:
         if last_scan is None or last_scan.number < 0:
-            # No WAL yet, or a crash left only a partial header: start the log afresh under that number.
+            # A WAL file above the MANIFEST's holding no complete header (wal_checkpoint refuses one at its
+            # number): start the log afresh under that number.
             number = numbers[-1] if numbers else self.manifest.wal_number
             self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number,
                                                     random.getrandbits(32))
         else:
             self._wal_writer = wal.WalWriter(last_scan.path, last_scan.number, last_scan.salt, last_scan.valid_end)
-        fs.failpoint("recover.after_replay")
 
     def _replay(self, scan) -> None:
         self.wal_scans.append(scan)
@@ -303,9 +384,12 @@ class Store:
             if not (isinstance(record, list) and len(record) == 2):
                 raise CorruptionError(scan.path, None, "WAL batch is not [sequence, operations]")
             sequence, operations = record
-            if sequence <= self.sequence:
+            if sequence <= self.manifest.last_sequence:
                 continue  # already folded into segments by a flush
-            self._apply(_runs(operations), len(payload))
+            problem = wal_checkpoint.sequence_problem(scan.path, self.sequence, sequence)
+            if problem is not None:
+                raise problem
+            self._apply(runs_of(operations), len(payload))
             self.sequence = sequence
 
     # --- writing -----------------------------------------------------------------------------------------
@@ -315,11 +399,18 @@ class Store:
         return Batch(self, owned)
 
     def _check_writable(self) -> None:
+        self._check_open()
+        if self.outdated:
+            raise _Refused(f"the store is of format {self.manifest.version}: only `memctl migrate` writes it")
+        if self._staged:
+            raise _Refused("staged changes are published by rebuild() alone")
+
+    def _check_open(self) -> None:
         if not self.writable:
             raise EngineError("store was opened read-only")
         if self._failure is not None:
             raise StoreClosed(f"store unusable after an I/O error ({self._failure}); reopen it to recover")
-        if self._wal_writer is None:
+        if self._writer_lock is None:
             raise StoreClosed("store is closed")
 
     def commit(self, runs: list, owned: bool = False) -> int:
@@ -327,8 +418,10 @@ class Store:
         is made durable by the flush it calls for instead (_commit_by_flush). Returns its sequence number.
 
         owned=True: the caller hands `runs` over and never touches them again, and its values hold only what
-        msgpack gives back (dict, list, str, bytes, numbers, bool, None, no tuples), so they are applied as they
-        are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical values)."""
+        msgpack gives back (dict with str keys, list, str, bytes, numbers, bool, None, no tuples), so they are
+        applied as they are instead of as decoded from the WAL bytes (a bulk import's decode cost, for identical
+        values). Other batches are decoded before anything is written: a value the reader would refuse (a map
+        key that is not str, an ext type) is an InputError, and the store is left unchanged."""
         self._check_writable()
         sequence = self.sequence + 1
         _validate_runs(runs)
@@ -337,10 +430,12 @@ class Store:
         except (TypeError, ValueError, OverflowError) as error:
             raise InputError(f"a record value cannot be stored: {error}") from None
         size = sum(map(len, pieces))
-        if self.memtable_bytes + size >= self.flush_bytes:
-            return self._commit_by_flush(sequence, runs if owned else _runs(unpack(b"".join(pieces))[1]), size,
-                                         packed_values)
         payload = b"".join(pieces)
+        if not owned:
+            # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
+            runs = runs_of(_read_back(payload)[1])
+        if self.memtable_bytes + size >= self.flush_bytes:
+            return self._commit_by_flush(sequence, runs, size, packed_values)
         try:
             self._wal_writer.append(payload)
         except BaseException as error:
@@ -350,10 +445,11 @@ class Store:
             # its last valid record.
             self._failure = error
             raise
-        self.sequence = sequence
+        self.sequence = self._durable_sequence = sequence
+        if self._wal_writer.number == self.manifest.wal_number:
+            self._wal_end = self._wal_writer.size
         fs.failpoint("commit.after_append.before_apply")
-        # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
-        self._apply(runs if owned else _runs(unpack(payload)[1]), size, packed_values)
+        self._apply(runs, size, packed_values)
         return sequence
 
     def _commit_by_flush(self, sequence: int, runs: list, size: int, packed_values: list) -> int:
@@ -372,13 +468,29 @@ class Store:
             raise
         return sequence
 
+    def stage(self, runs: list, retired_counters=()) -> None:
+        """Apply operations (runs, as Batch keeps them) and drop the counters `retired_counters` in this handle's
+        memory only, logging nothing: they become durable with the next rebuild(), in the MANIFEST it publishes,
+        and a crash before it leaves no trace of them. A migration stages its steps this way (a reader's handle
+        too, for a dry run); commit, flush and compact refuse while changes are staged, since they would make
+        part of them durable."""
+        _validate_runs(runs)
+        try:
+            pieces, packed_values = _pack_runs(self.sequence, sum(len(run[2]) for run in runs), runs)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise InputError(f"a record value cannot be stored: {error}") from None
+        self._apply(runs, sum(map(len, pieces)), packed_values)
+        for name in retired_counters:
+            self.counters.pop(name, None)
+        self._staged = True
+
     def fail(self, error: BaseException) -> None:
         """Refuse every further write: a sync failed somewhere (fsyncgate), and only a reopen, which recovers
         from the WAL, knows what is durable."""
         self._failure = error
 
     def _apply(self, runs: list, size: int, packed_values: list | None = None) -> None:
-        """runs: the batch as Batch keeps it (or _runs gives it from a WAL record); packed_values: the msgpack
+        """runs: the batch as Batch keeps it (or runs_of gives it from a WAL record); packed_values: the msgpack
         bytes of each operation's value (None for all but puts), kept for the flush (None when replaying: a
         replay runs before any commit of this handle, so no older bytes of the same key can be left over)."""
         start = 0
@@ -493,6 +605,11 @@ class Store:
         self.manifest.next_file_number += 1
         return number
 
+    def new_segment(self, kind: str) -> SegmentWriter:
+        """A writer of a segment numbered like the store's own, which no MANIFEST names until one publishes it
+        (engine/repair/ writes the records it salvaged so, then rebuilds from them)."""
+        return self._segment_writer(kind)
+
     def _segment_writer(self, kind: str, compression: int | None = None) -> SegmentWriter:
         name = f"{self._new_file_number():0{NUMBER_DIGITS}d}.{kind}.seg"
         return SegmentWriter(os.path.join(self._segment_dir, name), kind, compression)
@@ -575,15 +692,21 @@ class Store:
         fs.failpoint("compact.after_segments")
         self._publish(entries, rotate_wal=False)
 
-    def _publish(self, segment_entries: list, rotate_wal: bool) -> None:
-        """Make a new MANIFEST current, then reopen its segments and delete what it no longer names."""
+    def _publish(self, segment_entries: list, rotate_wal: bool, sequences: tuple | None = None) -> None:
+        """Make a new MANIFEST current, then reopen its segments and delete what it no longer names. It records
+        the live WAL's checkpoint (engine/wal_checkpoint.py). sequences: (the last batch the segments hold, the
+        last one durable), by default every batch this handle committed for both."""
+        last_sequence, durable_sequence = sequences or (self.sequence, self.sequence)
         manifest = Manifest(
             number=0,
             segments=segment_entries,
             counters=dict(self.counters),
             wal_number=self.manifest.wal_number,
-            last_sequence=self.sequence,
+            last_sequence=last_sequence,
             next_file_number=self.manifest.next_file_number,
+            wal_size=self._wal_end,
+            wal_sequence=durable_sequence,
+            resolved_damage=self.manifest.resolved_damage if self.resolving is None else self.resolving,
         )
         new_wal = None
         if rotate_wal:
@@ -591,6 +714,7 @@ class Store:
             manifest.next_file_number += 1
             new_wal = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number, random.getrandbits(32))
             manifest.wal_number = number
+            manifest.wal_size = WAL_HEADER_SIZE
             fs.failpoint("flush.after_new_wal")
         manifest.number = manifest.next_file_number
         manifest.next_file_number += 1
@@ -602,9 +726,11 @@ class Store:
             raise
         fs.failpoint("compact.after_manifest.before_unlink")
         if new_wal is not None:
-            self._wal_writer.close()
+            if self._wal_writer is not None:  # an outdated or repairing store's handle has none
+                self._wal_writer.close()
             self._wal_writer = new_wal
         self.manifest = manifest
+        self._wal_end, self._durable_sequence = manifest.wal_size, manifest.wal_sequence
         self.records = []
         self.kind_segments = {}
         for entry in manifest.segments:
@@ -615,6 +741,64 @@ class Store:
                 self.kind_segments.setdefault(entry["owner"], []).append(segment)
         self.generation += 1
         self._remove_obsolete_files()
+
+    @_refuse_writes_after_failure
+    def rebuild(self, new_wal_at_commit: bool = False) -> None:
+        """Replace every segment with one records segment of the live records (unflushed and staged ones
+        included) and, for each derived kind instance they hold records of, segments built from those records
+        alone, then start a new WAL. No derived segment is read: damaged ones, or ones of an older format,
+        leave no trace. The MANIFEST is of this format version, so an outdated store is current afterwards.
+
+        Published like a compaction (MANIFEST.spec §7): a crash before the MANIFEST naming the new segments is
+        current leaves the store as it was (the WAL is not touched before); after it, every batch is in those
+        segments, and the old WAL, which only repeats them, is replaced by a new one in a second MANIFEST.
+        new_wal_at_commit: the new WAL is named by the first MANIFEST already, so that the old one, which a
+        repair leaves damaged or missing, is never live again (it is created before the commit point, where
+        the old MANIFEST's readers would replay it: a store of this format only)."""
+        self._check_open()
+        fs.failpoint("rebuild.start")
+        entries = []
+        writer = self._segment_writer(KIND_RECORDS)
+        if merge_records(writer, self.records, self.tables, self.packed_values):
+            entry = writer.finish()
+            entry["owner"] = KIND_RECORDS
+            entries.append(entry)
+        else:
+            writer.abort()
+        for owner, rows in self._rows_by_owner().items():
+            entries += self._write_derived(owner, functools.partial(kinds.open_kind(self, owner).rebuild, rows),
+                                           SEGMENT_COMPACTION_LEVEL)
+        fs.failpoint("rebuild.after_segments")
+        self._publish(entries, rotate_wal=new_wal_at_commit)
+        self.tables = {}
+        self.packed_values = {}
+        self.memtable_bytes = 0
+        self._staged = False
+        if not new_wal_at_commit:
+            self._publish(self.manifest.segments, rotate_wal=True)
+
+    def _checkpoint(self) -> None:
+        """Publish a MANIFEST of the same segments recording what the live WAL holds now (wal_checkpoint): a
+        later cut below it is damage, not a torn tail. Its batches stay in the WAL (last_sequence unchanged).
+        The batches are durable whatever happens here, so a failure to publish is not the command's."""
+        fs.failpoint("checkpoint.start")
+        try:
+            self._publish(self.manifest.segments, rotate_wal=False,
+                          sequences=(self.manifest.last_sequence, self._durable_sequence))
+        except OSError:
+            pass
+
+    def _rows_by_owner(self) -> dict:
+        """{owner: {table: {key: value}}}: the live records of every derived kind instance's tables."""
+        tables = set(self.tables).union(*(segment.tables for segment in self.records))
+        found: dict = {}
+        for table in sorted(tables):
+            owner = kinds.owner_of(table)
+            if kinds.is_registered(owner):
+                rows = dict(self.scan(table))
+                if rows:
+                    found.setdefault(owner, {})[table] = rows
+        return found
 
     def _remove_obsolete_files(self) -> None:
         """Delete files no MANIFEST names (old WALs, replaced segments, temp files, old MANIFESTs).
@@ -656,10 +840,13 @@ class Store:
 
     def close(self) -> None:
         """A writer leaving more than `close_flush_bytes` unflushed flushes first: every later process opening
-        the store would otherwise replay that WAL tail (memctl runs one process per command)."""
-        if (self._wal_writer is not None and self._failure is None and self.tables
-                and self.memtable_bytes > self.close_flush_bytes):
-            self.flush()
+        the store would otherwise replay that WAL tail (memctl runs one process per command). One leaving less
+        that the MANIFEST's WAL checkpoint does not cover publishes a checkpoint instead."""
+        if self._wal_writer is not None and self._failure is None and not self._staged and not self.outdated:
+            if self.tables and self.memtable_bytes > self.close_flush_bytes:
+                self.flush()
+            elif self._wal_end > self.manifest.wal_size or self._durable_sequence > self.manifest.wal_sequence:
+                self._checkpoint()
         if self._wal_writer is not None:
             self._wal_writer.close()
             self._wal_writer = None
@@ -699,13 +886,21 @@ def _list(directory: str) -> list[str]:
         return []
 
 
-def _runs(operations: list) -> list:
+def runs_of(operations: list) -> list:
     """The runs (as Batch keeps them) of a WAL record's operations."""
     runs = []
     for (code, name), run in itertools.groupby(operations, key=_CODE_AND_NAME):
         run = list(run)
         runs.append([code, name, list(map(_KEY, run)), list(map(_VALUE, run)) if code == OP_PUT else None])
     return runs
+
+
+def _read_back(payload: bytes):
+    """The batch `payload` as a reader will decode it; InputError when the reader would refuse it."""
+    try:
+        return unpack(payload)
+    except CorruptionError as error:
+        raise InputError(f"a record value cannot be stored: {error.reason}") from None
 
 
 def _pack_runs(sequence: int, count: int, runs: list) -> tuple[list, list]:

@@ -7,7 +7,8 @@ file's salt, the type byte and the payload, so a fragment from another WAL file 
 
 Reading separates three endings (REFERENCES A1, B3): `eof`; `torn_tail`, an incomplete or damaged record with
 nothing valid after it (a crash mid-append: recovery drops it); and `corruption`, a damaged record followed
-by valid ones (never skipped: the store refuses to open).
+by valid ones (never skipped: the store refuses to open). What the MANIFEST recorded of the live WAL can make
+a torn tail corruption too (engine/wal_checkpoint.py). Only `memctl repair` reads past damage (`salvage`).
 """
 
 from __future__ import annotations
@@ -139,6 +140,7 @@ class WalScan:
     problem_offset: int | None = None
     reason: str = ""
     file_size: int = 0
+    failed_at: int | None = None  # the fragment reading stopped at (problem_offset: the record it belongs to)
 
     def raise_if_corrupt(self) -> None:
         if self.status == "corruption":
@@ -167,16 +169,61 @@ def scan(path: str) -> WalScan:
         data = handle.read()
     header = read_header(data, path)
     if header is None:
-        return WalScan(path, -1, 0, valid_end=0, status="torn_tail" if data else "eof", file_size=len(data))
+        if not data:
+            return WalScan(path, -1, 0, valid_end=0, file_size=0)
+        return WalScan(path, -1, 0, valid_end=0, status="torn_tail", problem_offset=0, file_size=len(data),
+                       reason=f"{len(data)} bytes, no complete {WAL_HEADER_SIZE}-byte header")
     number, salt = header
     result = WalScan(path, number, salt, file_size=len(data))
     _scan_records(data, result)
     return result
 
 
-def _scan_records(data: bytes, result: WalScan) -> None:
-    seeds = crc_seeds(result.salt)
+@dataclass
+class WalSalvage:
+    """What `salvage` read of one WAL file: every valid record's payload, and the byte ranges it skipped."""
+
+    path: str
+    number: int
+    payloads: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)  # [(start, end, reason)], in file order
+    file_size: int = 0
+
+
+def salvage(path: str) -> WalSalvage:
+    """Every valid record of a WAL file, damaged or not: up to the first damage, then from each later offset
+    where a record validly starts again (as `scan` looks for one to tell corruption from a torn tail). For
+    `memctl repair` only: a reader never skips damage. A damaged header raises CorruptionError (the salt,
+    which every record's CRC covers, is unknown)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    header = read_header(data, path)
+    if header is None:
+        return WalSalvage(path, -1, skipped=[(0, len(data), "no complete header")] if data else [],
+                          file_size=len(data))
+    number, salt = header
+    found = WalSalvage(path, number, file_size=len(data))
+    seeds = crc_seeds(salt)
     position = WAL_HEADER_SIZE
+    while position < len(data):
+        part = WalScan(path, number, salt, file_size=len(data))
+        _scan_records(data, part, position)
+        found.payloads += part.payloads
+        if part.status == "eof":
+            break
+        # From the fragment that failed on (it may itself start a valid record: "new record before the last
+        # one ended"); a fragment that failed its checks is never a start, so every pass moves forward.
+        resume = _next_record_start(data, part.failed_at - 1, seeds)
+        found.skipped.append((part.problem_offset, len(data) if resume is None else resume, part.reason))
+        if resume is None:
+            break
+        position = resume
+    return found
+
+
+def _scan_records(data: bytes, result: WalScan, start: int = WAL_HEADER_SIZE) -> None:
+    seeds = crc_seeds(result.salt)
+    position = start
     record_start = position
     pending: list | None = None
     end = len(data)
@@ -209,6 +256,7 @@ def _scan_records(data: bytes, result: WalScan) -> None:
             pending = None
     if pending is not None:
         result.status, result.problem_offset, result.reason = "torn_tail", record_start, "record cut short at EOF"
+        result.failed_at = end
 
 
 def _check_fragment(data: bytes, position: int, left_in_block: int, seeds: tuple) -> str:
@@ -237,15 +285,24 @@ def _classify_failure(data: bytes, position: int, record_start: int, reason: str
     every later block start; from each valid fragment the chain of valid fragments after it is
     followed, so a record starting after the damaged record's surviving tail is found too. Otherwise the
     damage is the torn tail of the last append."""
-    seeds = crc_seeds(result.salt)
+    result.failed_at = position
+    if _next_record_start(data, position, crc_seeds(result.salt)) is not None:
+        result.status, result.problem_offset, result.reason = "corruption", position, reason
+        return
+    result.status, result.problem_offset, result.reason = "torn_tail", record_start, reason
+
+
+def _next_record_start(data: bytes, position: int, seeds: tuple) -> int | None:
+    """The first offset after damage at `position` where a record validly starts (a FULL or FIRST fragment
+    whose CRC matches, reached directly or through a chain of valid fragments), or None."""
     block_end = (position // WAL_BLOCK_SIZE + 1) * WAL_BLOCK_SIZE
-    candidates = itertools.chain(_record_start_offsets(data, position + 1, min(block_end, len(data))),
+    candidates = itertools.chain(sorted(_record_start_offsets(data, position + 1, min(block_end, len(data)))),
                                  range(block_end, len(data), WAL_BLOCK_SIZE))
     for start in candidates:
-        if _record_starts_in_chain(data, start, seeds):
-            result.status, result.problem_offset, result.reason = "corruption", position, reason
-            return
-    result.status, result.problem_offset, result.reason = "torn_tail", record_start, reason
+        found = _record_start_in_chain(data, start, seeds)
+        if found is not None:
+            return found
+    return None
 
 
 def _record_start_offsets(data: bytes, begin: int, end: int):
@@ -260,19 +317,20 @@ def _record_start_offsets(data: bytes, begin: int, end: int):
             found = data.find(marker, found + 1, end + type_offset)
 
 
-def _record_starts_in_chain(data: bytes, position: int, seeds: tuple) -> bool:
+def _record_start_in_chain(data: bytes, position: int, seeds: tuple) -> int | None:
+    """Where the chain of valid fragments from `position` reaches a FULL or FIRST fragment, or None."""
     while position + WAL_RECORD_HEADER_SIZE <= len(data):
         left_in_block = WAL_BLOCK_SIZE - position % WAL_BLOCK_SIZE
         if left_in_block < WAL_RECORD_HEADER_SIZE:
             position += left_in_block
             continue
         if _check_fragment(data, position, left_in_block, seeds):
-            return False
+            return None
         _checksum, length, record_type = _record_header.unpack_from(data, position)
         if record_type in (WAL_TYPE_FULL, WAL_TYPE_FIRST):
-            return True
+            return position
         position += WAL_RECORD_HEADER_SIZE + length
-    return False
+    return None
 
 
 def truncate_torn_tail(scan_result: WalScan) -> None:

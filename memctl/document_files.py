@@ -13,15 +13,15 @@ def read_documents(paths, type_: str | None, tags, errors: str, size_limit: int,
     """Documents for TextIndex.add_many from `paths` (files, directories, "-": `stdin`, a binary stream, default
     sys.stdin's)."""
     import os
-    import sys
     import time
 
     from memctl.ingest import sources
+    from memctl.standard_input import binary_stdin
 
     documents = []
     for path in paths:
         if path == sources.STDIN_ARGUMENT:
-            source = sources.read_stream(stdin or sys.stdin.buffer, STDIN_KEY, size_limit)
+            source = sources.read_stream(stdin or binary_stdin(), STDIN_KEY, size_limit)
             documents.append(_document(STDIN_KEY, source.data, time.time(), type_, tags, errors, size_limit))
             continue
         for name in sources.expand(path):

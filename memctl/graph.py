@@ -8,8 +8,6 @@ read) and graph.edge_weights (PPR). Reached through `Memory.graph`.
 
 from __future__ import annotations
 
-import sys
-
 
 class Graph:
     def __init__(self, memory):
@@ -48,7 +46,9 @@ class Graph:
         from engine.graph.transfer import import_jsonl
 
         if source == "-":
-            source = sys.stdin.buffer
+            from memctl.standard_input import binary_stdin
+
+            source = binary_stdin()
         report = import_jsonl(self._graph(), source, batch_lines,
                               progress=None if progress is None else lambda done: progress(done.bytes))
         return {"nodes": report.nodes, "edges": report.edges, "lines": report.lines, "batches": report.batches}

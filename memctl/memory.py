@@ -5,7 +5,9 @@
         memory.r2g()
         memory.recall("Win11 蓝牙 打不开", budget=1500)
 
-Readers (writable=False) take no lock and see a snapshot; a writer holds the tenant's LOCK until close().
+Readers (writable=False) take no lock and see a snapshot of a store that exists (engine.errors.NoStore, exit 2
+on the command line, when none was created); a writer creates the store if need be and holds the tenant's
+LOCK until close().
 Capabilities apart from the memory lifecycle hang off three attributes: `memory.graph` (the graph, directly),
 `memory.documents` (plain documents and their keyword index) and `memory.raw` (the stored raw chunks).
 """
@@ -16,7 +18,7 @@ import os
 from contextlib import nullcontext
 from functools import cached_property
 
-from memctl.paths import CONFIG_FILE, tenant_dir
+from memctl.paths import CONFIG_FILE, check_creatable, tenant_dir
 from memctl.settings import Settings, load
 
 
@@ -35,13 +37,15 @@ class Memory:
         the writer lock) at its first use, so a command that checks its input first leaves no trace on bad
         input; a busy or damaged store is then reported at that first use."""
         directory = tenant_dir(home, tenant)
+        if writable:
+            check_creatable(directory)
         config = load(os.path.join(directory, CONFIG_FILE), config_file)
 
         def opener():
             from engine.store import Store
 
             return Store.open(directory, writable=writable, wait=wait, holder=holder,
-                              flush_bytes=config.get("engine.flush_bytes"))
+                              flush_bytes=config.get("engine.flush_bytes"), must_exist=not writable)
 
         memory = cls(None, directory, tenant, config, opener)
         if not lazy:
@@ -170,6 +174,38 @@ class Memory:
         from engine.check import check_store
 
         return check_store(tenant_dir(home, tenant)).as_dict()
+
+    @classmethod
+    def migrate(cls, home: str | None = None, tenant: str = "default", dry_run: bool = False, wait: float = 0.0,
+                holder: str = "memctl migrate") -> dict:
+        """Upgrade a tenant's store of an older format to the one this memctl writes, in place and atomically
+        (a crash leaves the old store or the new one; MANIFEST.spec §14); a store of this format is left as it
+        is. dry_run: report what would change and write nothing. Opens no Memory (this code refuses an older
+        store) and reads no settings: {"path", "from_version", "to_version", "dry_run", "migrated",
+        "wal_batches", "steps": [{"name", "to_version", "counts"}]}. The ingest adapters say what a version-3
+        turn's input keys mean (memctl.ingest.format3), which the engine's turn_fields step cannot know."""
+        from engine.migration import migrate_store
+        from memctl.ingest.format3 import migration_hooks
+
+        return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
+                             hooks=migration_hooks())
+
+    @classmethod
+    def repair(cls, home: str | None = None, tenant: str = "default", dry_run: bool = False, wait: float = 0.0,
+               holder: str = "memctl repair") -> dict:
+        """Salvage a damaged tenant store: every record, WAL batch and raw chunk that still reads back is kept,
+        the indexes are built again from the records, and the result is published atomically (a crash leaves
+        the damaged store or the repaired one; MANIFEST.spec §15). A store `check` finds sound is left as it
+        is, its DAMAGE marker deleted. dry_run: report what would be lost and write nothing. Opens no Memory
+        (writers refuse a damaged store) and reads no settings: {"path", "dry_run", "format", "marker":
+        [finding], "found": [problem], "repaired", "marker_cleared", and when damage was found "lost":
+        {"records", "wal_batches", "raw_chunks"}, "kept", "rebuilt", "migration_steps"}. A store of an older
+        format is migrated on the way, with the hooks `migrate` hands its steps."""
+        from engine.repair import repair_store
+        from memctl.ingest.format3 import migration_hooks
+
+        return repair_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
+                            hooks=migration_hooks())
 
     def compact(self) -> dict:
         """Flush unwritten records and merge every kind's segments into one, dropping deleted data."""

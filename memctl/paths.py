@@ -8,7 +8,7 @@ import re
 
 from engine.errors import InputError
 
-TENANT_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TENANT_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 CONFIG_FILE = "memctl.yaml"
 
 
@@ -22,8 +22,9 @@ def resolve_home(home: str | None = None) -> str:
 
 
 def check_tenant(tenant: str) -> str:
-    """Tenant names become directory names: only [A-Za-z0-9_-]{1,64}, so no path tricks."""
-    if not TENANT_PATTERN.match(tenant or ""):
+    """Tenant names become directory names: only [A-Za-z0-9_-]{1,64}, so no path tricks. The whole name must
+    match: `$` would also match before a trailing newline, and "abc\n" would become a directory."""
+    if not isinstance(tenant, str) or not TENANT_PATTERN.fullmatch(tenant):
         raise InputError(f"tenant name {tenant!r} is not allowed: use 1-64 letters, digits, '_' or '-'",
                          where="--tenant")
     return tenant
@@ -31,3 +32,14 @@ def check_tenant(tenant: str) -> str:
 
 def tenant_dir(home: str | None, tenant: str) -> str:
     return os.path.join(resolve_home(home), "tenants", check_tenant(tenant))
+
+
+def check_creatable(directory: str) -> None:
+    """A store can be created at `directory` unless the path runs through a file (`--home /etc/passwd`); that
+    is a usage mistake (InputError), not an I/O error half-way through creating directories."""
+    ancestor = os.path.abspath(directory)
+    while not os.path.exists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise InputError(f"cannot create a store at {directory}: {ancestor} is a file, not a directory",
+                         where="--home")

@@ -31,6 +31,8 @@ ALLOWED = {
     "engine.errors": EVERY_NAME,
     "engine.store": {"Store", "paused_gc"},
     "engine.check": {"check_store"},
+    "engine.migration": {"migrate_store"},
+    "engine.repair": {"repair_store"},
     "engine.statistics": {"store_statistics"},
     "engine.raw": {"RawStore", "TurnColumns", "TurnChunk", "Chunk"},
     "engine.graph.api": {"GraphStore"},

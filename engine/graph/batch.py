@@ -147,6 +147,8 @@ class GraphBatch:
         if properties is not None:
             record["props"] = {**existing.get("props", {}), **property_map(properties)} if merge else \
                 property_map(properties)
+            if not record["props"]:
+                del record["props"]  # none is written as no field, as node_record writes it
         record["updated_at"] = self.graph.clock()
         self._put(GRAPH_NODE_TABLE, key, record)
         return record["id"]
@@ -207,8 +209,14 @@ class GraphBatch:
                 record["weight"] = finite_number(value, "weight", 0.0, math.inf)
             elif name == "confidence":
                 record["confidence"] = finite_number(value, "confidence", 0.0, 1.0)
-            elif name in ("ts", "since", "until"):
-                record[name] = epoch_seconds(value, None, name)
+            elif name == "ts":
+                record["ts"] = epoch_seconds(value, self.graph.clock(), name)  # as add_edge: now when none
+            elif name in ("since", "until"):
+                moment = epoch_seconds(value, None, name)
+                if moment is None:
+                    record.pop(name, None)  # cleared: no field, as edge_record writes a time there is none of
+                else:
+                    record[name] = moment
             elif name == "properties":
                 record["props"] = {**existing.get("props", {}), **property_map(value)}
             elif name == "type":

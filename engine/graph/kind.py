@@ -14,10 +14,13 @@ A flush writes one `graph.csr` segment (sparse rows, both directions) holding th
 live edge versions and deletions, with the types it registered in its meta ("types": {"node:<Name>": id}),
 so that a query learns type names without reading (and checksumming) the records segments. A reader stacks the segments and an in-memory part built from its
 snapshot's unflushed records; later parts mask earlier ones (view.py). Compaction merges every part into
-one dense base holding only live edges, plus the ids of deleted nodes so that they stay deleted.
+one dense base holding only live edges, plus the ids of deleted nodes so that they stay deleted; a rebuild
+makes that base from the records alone.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -38,6 +41,7 @@ from engine.graph.view import GraphView
 from engine.records import TOMBSTONE
 
 KIND_NAME = "graph"
+_DEAD_KEY = re.compile("[ne]:[0-9a-f]{16}")  # engine.graph.keys.dead_key
 SEGMENT_LABEL = "csr"
 _RECORDS_PATH = "<graph records>"
 
@@ -70,6 +74,19 @@ class GraphKind:
         edges, nodes = merge_parts(parts, node_count, edge_count)
         types = segment_types(segments)
         if len(edges["id"]) or len(nodes["id"]) or types:
+            columns, meta = build_columns(edges, [], nodes, node_count, edge_count, dense=True)
+            _write(new_segment(SEGMENT_LABEL), columns, {**meta, "types": types})
+
+    def rebuild(self, rows: dict, new_segment) -> None:
+        """One dense segment of the live graph `rows` holds ({table: {key: value}}: every live graph record),
+        as a compaction would write it, built from the records alone (Store.rebuild): every node id a record
+        names with its state, every live edge between live nodes, and every type of the graph.type records."""
+        edges, _dropped, nodes = records_to_arrays(rows.get(GRAPH_NODE_TABLE, {}), rows.get(GRAPH_EDGE_TABLE, {}),
+                                                   rows.get(GRAPH_DEAD_TABLE, {}))
+        edges = _edges_between_live_nodes(edges, nodes)
+        types = _live_types(rows.get(GRAPH_TYPE_TABLE, {}))
+        if len(edges["id"]) or len(nodes["id"]) or types:
+            node_count, edge_count = _grow(self._bounds(), edges, [], nodes)
             columns, meta = build_columns(edges, [], nodes, node_count, edge_count, dense=True)
             _write(new_segment(SEGMENT_LABEL), columns, {**meta, "types": types})
 
@@ -196,6 +213,22 @@ def segment_types(segments: list) -> dict:
     return types
 
 
+def _edges_between_live_nodes(edges: dict, nodes: dict) -> dict:
+    """The edges of `edges` (as records_to_arrays gives them) neither of whose ends `nodes` holds as deleted:
+    deleting a node deletes its edges in the same batch, so this drops nothing from a consistent store, but a
+    dense part must hold no edge of a deleted node whatever the records say."""
+    dead = nodes["id"][nodes["deleted"]]
+    keep = ~(np.isin(edges["source"], dead) | np.isin(edges["target"], dead))
+    if keep.all():
+        return edges
+    kept = {name: edges[name][keep] for name in ("id", "source", "target", "type", "weight", "time")}
+    custom = np.flatnonzero(np.isin(edges["custom_id"], kept["id"]))
+    kept["custom_id"] = edges["custom_id"][custom]
+    kept["custom_key_offsets"], kept["custom_keys"] = take_keys(edges["custom_key_offsets"], edges["custom_keys"],
+                                                                custom)
+    return kept
+
+
 def _live_types(rows: dict) -> dict:
     return {key: value for key, value in rows.items() if value is not TOMBSTONE}
 
@@ -209,11 +242,10 @@ def records_to_arrays(node_rows: dict, edge_rows: dict, dead_rows: dict):
     for key, value in dead_rows.items():
         if value is TOMBSTONE:
             continue
-        prefix, _, hex_id = key.partition(":")
-        try:
-            (dead_nodes if prefix == "n" else dropped).add(int(hex_id, 16))
-        except ValueError:
-            raise CorruptionError(_RECORDS_PATH, None, f"graph.dead key {key!r} is not n:<hex> or e:<hex>") from None
+        if not _DEAD_KEY.fullmatch(key):
+            raise CorruptionError(_RECORDS_PATH, None, f"graph.dead key {key!r} is not n: or e: and 16 lowercase hex "
+                                                       "digits")
+        (dead_nodes if key[0] == "n" else dropped).add(int(key[2:], 16))
     try:
         node_list = [(value["id"], value["type"], key) for key, value in node_rows.items()
                      if value is not TOMBSTONE and not value.get("deleted") and value["id"] not in dead_nodes]

@@ -47,10 +47,11 @@ def edge_record(edge_id: int, source: int, target: int, type_id: int, weight: fl
                 created_at, now: float, since, until, properties, custom: bool) -> dict:
     record = {"id": edge_id, "src": source, "dst": target, "type": type_id, "weight": weight,
               "confidence": confidence, "ts": ts, "created_at": created_at, "updated_at": now}
-    # Absent rather than null or empty: every byte of a record is written twice (WAL, then segment).
-    if since:
+    # Absent rather than null or empty: every byte of a record is written twice (WAL, then segment). A time of
+    # 0.0 (the epoch) is a time like any other.
+    if since is not None:
         record["since"] = since
-    if until:
+    if until is not None:
         record["until"] = until
     if properties:
         record["props"] = properties

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 
+from engine import damage
 from engine.errors import CorruptionError, InputError
 from engine.format import RAW_BLOB_MAX_BYTES, RAW_CHUNK_TABLE, RAW_MIME_TEXT, RAW_TURNS_TABLE
 from engine.raw.chunks import Chunk, TurnChunk, chunk_of, chunk_order, turn_chunk_of, turns_meta
@@ -59,7 +60,14 @@ class RawStore:
         return self.read_verified(raw_id, self._record(raw_id))
 
     def read_verified(self, raw_id: str, record: dict) -> bytes:
-        """read() of a chunk whose record the caller holds already."""
+        """read() of a chunk whose record the caller holds already; a blob that fails is recorded as damage
+        (engine/damage.py)."""
+        try:
+            return self._read_blob(raw_id, record)
+        except CorruptionError as error:
+            raise damage.found(error, self.store.path) from None
+
+    def _read_blob(self, raw_id: str, record: dict) -> bytes:
         path = os.path.join(self.store.path, record_blob_path(record))
         try:
             with open(path, "rb") as handle:
@@ -81,8 +89,10 @@ class RawStore:
         record = self._record(raw_id)
         size = record["len_bytes"]
         if length is None:
+            if not 0 <= offset <= size:
+                raise InputError(f"offset {offset} is outside {raw_id} ({size:,} bytes)")
             length = size - offset
-        if offset < 0 or length < 0 or offset + length > size:
+        elif offset < 0 or length < 0 or offset + length > size:
             raise InputError(f"span offset {offset}, length {length} is outside {raw_id} ({size:,} bytes)")
         return self.read_verified(raw_id, record)[offset: offset + length]
 

@@ -18,19 +18,27 @@ def verify(raw) -> tuple[list[CorruptionError], list[str]]:
 
     Reference rule: a chunk with a raw.turns record has exactly one reference per turn; a chunk without
     one (stored through `put`) must have at least one."""
-    problems: list[CorruptionError] = []
+    problems = [error for _raw_id, found in chunk_problems(raw) for error in found]
+    return problems, [relative for relative, _ in _unnamed_files(raw)]
+
+
+def chunk_problems(raw):
+    """(raw_id, [CorruptionError]) of every chunk whose blob does not read back exactly or whose turns do not
+    match it, and of every raw.turns record without a chunk record (for `check`, and for `repair`, which drops
+    such chunks)."""
     turn_records = dict(raw.store.scan(RAW_TURNS_TABLE))
     for raw_id, record in raw.scan():
         try:
             data = raw.read_verified(raw_id, record)
+            problems = []
         except CorruptionError as error:
-            problems.append(error)
-            data = None
+            problems, data = [error], None
         problems += check_references(raw_id, record, turn_records.pop(raw_id, None), data)
+        if problems:
+            yield raw_id, problems
     for raw_id in turn_records:
-        problems.append(CorruptionError(f"{RAW_TURNS_TABLE}/{raw_id}", None,
-                                        f"turns of {raw_id}, which has no {RAW_CHUNK_TABLE} record"))
-    return problems, [relative for relative, _ in _unnamed_files(raw)]
+        yield raw_id, [CorruptionError(f"{RAW_TURNS_TABLE}/{raw_id}", None,
+                                       f"turns of {raw_id}, which has no {RAW_CHUNK_TABLE} record")]
 
 
 def collect_garbage(raw) -> list[str]:

@@ -293,6 +293,46 @@ class BlockRecords:
             for row in range(block.rows):
                 yield block.key(row), rank, block.packed(row)
 
+    # Row by row, for engine/repair/: a read checks and decompresses only the block holding the row, so that a
+    # damaged block's CorruptionError loses its rows and no other (0 <= row < count).
+
+    def _row_in_block(self, row: int) -> tuple:
+        """(block, row within it) of segment row `row`."""
+        rows = self._load()[2]
+        self.segment.verify_items("block_rows", 0, self.block_count + 1)
+        number = bisect.bisect_right(rows, row) - 1
+        return self.block(number), row - rows[number]
+
+    def key_of(self, row: int) -> bytes:
+        """The composite key of row `row`."""
+        block, row = self._row_in_block(row)
+        return block.key(row)
+
+    def packed_value_of(self, row: int) -> bytes | None:
+        """The msgpack bytes of row `row`'s value; None for a tombstone."""
+        block, row = self._row_in_block(row)
+        return block.packed(row)
+
+    def lost_key_ranges(self) -> list:
+        """[low, high) composite key ranges of the blocks that fail their checks (None: unbounded), whose keys
+        are lost with their values: engine/repair/ drops older versions of keys in them."""
+        self._load()
+        ranges = []
+        for number in range(self.block_count):
+            try:
+                self.block(number, cached=False)
+            except CorruptionError:
+                ranges.append((self._known_first_key(number), self._known_first_key(number + 1)))
+        return ranges
+
+    def _known_first_key(self, number: int) -> bytes | None:
+        if number >= self.block_count:
+            return None
+        try:
+            return self._first_key(number)
+        except CorruptionError:
+            return None
+
     def check(self) -> None:
         """CorruptionError unless every block decodes, keys strictly ascend across the segment, tombstones hold
         no value and the meta's tables are the key ranges (`memctl check`; the column CRCs are checked before)."""

@@ -60,15 +60,42 @@ class HashedRecords:
         return bytes(keys[start:end])
 
     def _value_at(self, row: int):
-        value_offsets, values, flags = self._columns[4], self._columns[5], self._columns[6]
+        span = self._value_span(row)
+        if span is None:
+            return TOMBSTONE
+        start, end = span
+        return unpack(self._columns[5][start:end], self.path, start)
+
+    def _value_span(self, row: int) -> tuple | None:
+        """[start, end) of the row's value in the values column, its blocks checked; None for a tombstone."""
+        value_offsets, flags = self._columns[4], self._columns[6]
         verify = self.segment.verify_items
         verify("flags", row, row + 1)
         if flags[row] & RECORD_FLAG_TOMBSTONE:
-            return TOMBSTONE
+            return None
         verify("value_offsets", row, row + 2)
         start, end = value_offsets[row], value_offsets[row + 1]
         verify("values", start, end)
-        return unpack(values[start:end], self.path, start)
+        return start, end
+
+    # Row by row, each read checking only the blocks it touches (a CorruptionError names a failed one), so that
+    # a damaged segment's other rows still read: engine/repair/ salvages a segment this way (0 <= row < count).
+
+    def key_of(self, row: int) -> bytes:
+        """The composite key of row `row`."""
+        self._load()
+        return self._key_at(row)
+
+    def packed_value_of(self, row: int) -> bytes | None:
+        """The msgpack bytes of row `row`'s value; None for a tombstone."""
+        self._load()
+        span = self._value_span(row)
+        return None if span is None else bytes(self._columns[5][span[0]:span[1]])
+
+    def lost_key_ranges(self) -> list:
+        """Key ranges whose rows a damaged part of the segment hid (engine/repair/): none in this layout, where
+        a row's key reads back whenever its value does not."""
+        return []
 
     def get(self, composite: bytes, hashed: int):
         """(found, value-or-TOMBSTONE); `hashed`: the composite key's key_hash."""

@@ -12,7 +12,7 @@ from engine.codec import pack
 from engine.format import RECORDS_BLOCK_BYTES, RECORDS_LAYOUT_BLOCKS, SEGMENT_COMPACTION_LEVEL, SEGMENT_FLUSH_LEVEL
 from engine.records.blocks import encode_block
 from engine.records.filter import FILTER_PROBES, build_filter
-from engine.records.rows import TOMBSTONE, composite_keys, key_hashes
+from engine.records.rows import TOMBSTONE, composite_key, composite_keys, key_hashes
 
 
 class BlockWriter:
@@ -119,12 +119,16 @@ def write_records(writer, tables: dict, packed: dict | None = None) -> None:
     blocks.finish()
 
 
-def merge_records(writer, segments: list) -> int:
-    """Compaction: the live records of `segments` (oldest first) as one segment, without decoding a value.
-    Newer segments shadow older ones; tombstones and what they hide are dropped. Returns the row count. The
-    segment holds no filter: it is the store's only one until the next flush, so an absent key costs one block."""
+def merge_records(writer, segments: list, tables: dict | None = None, packed: dict | None = None) -> int:
+    """Compaction: the live records of `segments` (oldest first; readers with raw_rows) and of the memtable
+    `tables` (newer than every segment; `packed` as write_records takes it) as one segment, decoding no stored
+    value. Newer versions shadow older ones; tombstones and what they hide are dropped. Returns the row count.
+    The segment holds no filter: it is the store's only one until the next flush, so an absent key costs one
+    block."""
     blocks = BlockWriter(writer, SEGMENT_COMPACTION_LEVEL, filtered=False)
-    sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments))]
+    sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments), start=1)]
+    if tables:
+        sources.append(_memtable_rows(tables, packed or {}))
     previous = None
     for composite, _rank, packed_value in heapq.merge(*sources):
         if composite == previous:
@@ -133,3 +137,15 @@ def merge_records(writer, segments: list) -> int:
         if packed_value is not None:
             blocks.add(composite, packed_value)
     return blocks.finish()
+
+
+def _memtable_rows(tables: dict, packed: dict):
+    """(composite key, rank 0, msgpack bytes or None for a tombstone) of every memtable row, in key order."""
+    rows = []
+    for table, values in tables.items():
+        packed_rows = packed.get(table, {})
+        for key, value in values.items():
+            rows.append((composite_key(table, key), 0,
+                         None if value is TOMBSTONE else packed_rows.get(key) or pack(value)))
+    rows.sort()
+    return iter(rows)

@@ -15,7 +15,8 @@ Records of an instance (the source of truth, written by engine.text.index.TextIn
 A flush writes one `text.postings` segment holding the flushed documents and, in its `deleted` column, the
 docnos retired in that flush (they may live in older segments). A reader combines every segment with an
 in-memory part built from its snapshot's unflushed records. Compaction merges all segments into one and
-drops every retired document and every term only they held.
+drops every retired document and every term only they held; a rebuild makes that one segment from the
+records instead.
 """
 
 from __future__ import annotations
@@ -97,6 +98,20 @@ class TextKind:
             columns, meta = _guarded(merge, readers, deleted, self._signature(), self.tables.documents)
         if meta["documents"]:
             _write(new_segment(SEGMENT_LABEL), columns, meta)
+
+    def rebuild(self, rows: dict, new_segment) -> None:
+        """One segment of every live document of `rows` ({table: {key: value}}: every live record of this
+        instance's tables), built from the stored tokens alone, with no `deleted` column: what a compaction
+        leaves, without reading a segment (Store.rebuild)."""
+        from engine.text.build import build_sources
+
+        tables = self.tables
+        with collector_paused():
+            dead = _dead_docnos(rows.get(tables.dead, {}), tables.dead)
+            sources = _sources(rows.get(tables.documents, {}), dead, None, tables.documents)
+            if sources.docnos:
+                _write(new_segment(SEGMENT_LABEL),
+                       *_guarded(build_sources, sources, (), self._signature(), tables.documents))
 
     def check(self, segments: list):
         """CorruptionError for every inconsistency of every segment (used by `memctl check`)."""

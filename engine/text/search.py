@@ -25,6 +25,8 @@ from engine.text.tokenizer import CJK_MODE_BIGRAM, CJK_MODE_JIEBA, Vocabulary
 _SKIP_RATIO = 8
 # Entries of decoded terms a searcher keeps: 16 MiB on the numpy path (document + contribution), 24 on numba's.
 _CACHED_ENTRIES = 1 << 20
+# Entries of terms decoded with their fields (matched_fields: which fields of a result matched), 4 MiB.
+_CACHED_FIELD_ENTRIES = 1 << 18
 # Query-segmentation lookups (term → ordinals, document frequency), and keys of returned documents, a
 # searcher keeps before starting over.
 _CACHED_LOOKUPS = 1 << 16
@@ -130,6 +132,7 @@ class Searcher:
         """Drop what the searcher remembers between queries (decoded terms, term lookups, keys of hits):
         memory back, and the next queries decode from the segments again."""
         self._decoded = _DecodedCache(_CACHED_ENTRIES)
+        self._fields = _DecodedCache(_CACHED_FIELD_ENTRIES)
         self._terms: dict = {}
         self._prefixes: dict = {}
         self._keys: dict = {}  # (part, local document) → key, of documents returned before
@@ -226,6 +229,40 @@ class Searcher:
                 self._parts[index].segment.timestamps[documents], moment, recency_tau, recency_weight))
                 for index, documents, scores in candidates]
         return self._hits(candidates, terms, decoded, top)
+
+    def matched_fields(self, docnos, terms) -> dict:
+        """{docno: {term: [field names]}} of the live documents `docnos` (hits' docnos) for those of `terms` each
+        holds: which field of a result matched, to show it. A term's postings are read once for all of them,
+        only the blocks that can hold them."""
+        wanted = sorted_unique(np.asarray(list(docnos), dtype=np.int64))
+        found: dict = {}
+        for index, part in enumerate(self._parts):
+            segment = part.segment
+            locals_ = np.flatnonzero(members(wanted, segment.docnos) & part.live)
+            if locals_.size == 0:
+                continue
+            names = segment.fields or [""]
+            for term in terms:
+                ordinal = segment.dictionary.ordinal(term)
+                if ordinal < 0:
+                    continue
+                documents, fields = self._term_fields(index, ordinal)
+                held = members(locals_, documents)
+                for local, field in zip(documents[held].tolist(), fields[held].tolist()):
+                    places = found.setdefault(segment.docno(local), {}).setdefault(term, [])
+                    if names[field] not in places:
+                        places.append(names[field])
+        return found
+
+    def _term_fields(self, index: int, ordinal: int) -> tuple:
+        """(documents, fields) of every entry of a term in part `index`, remembered: the same few terms (a
+        speaker's name) are in most queries of a conversation."""
+        decoded = self._fields.get((index, ordinal))
+        if decoded is None:
+            documents, fields, _frequencies = self._parts[index].segment.postings.entries(ordinal)
+            decoded = _Decoded(ordinal, documents, False, fields=fields)
+            self._fields.put((index, ordinal), decoded)
+        return decoded.documents, decoded.fields
 
     def _allowed(self, part: _Part, types, since, until, tags):
         """Live documents passing the filters: a boolean mask, or None when no filter is set."""

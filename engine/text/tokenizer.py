@@ -48,7 +48,7 @@ _PART = re.compile(r"[^\W_]+")
 _LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
 _HEX_PREFIXED = re.compile(r"0x[0-9a-f]+")
 _HEX_RUN = re.compile(r"[0-9a-f]{6,}")
-_APOSTROPHES = str.maketrans({"'": " ", "\u2019": " ", "\u2018": " ", "\u02bc": " "})
+_APOSTROPHES = ("'", "\u2019", "\u2018", "\u02bc")  # split words, as spaces do
 _QUOTE_MARKS = str.maketrans({mark: " " for mark in "\"\u201c\u201d\u300c\u300d"})
 _QUOTED = re.compile(r"\"([^\"]*)\"|\u201c([^\u201d]*)\u201d|\u300c([^\u300d]*)\u300d")
 
@@ -64,6 +64,16 @@ def default_stopwords(language: str) -> frozenset:
 
 def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _folded(text: str) -> str:
+    """normalize(text) with each apostrophe made a space (one replace per mark found: a translation table costs a
+    lookup per character, more than normalizing)."""
+    text = normalize(text)
+    for mark in _APOSTROPHES:
+        if mark in text:
+            text = text.replace(mark, " ")
+    return text
 
 
 @dataclass
@@ -127,7 +137,7 @@ class Tokenizer:
         positions: list = []
         unit = 0
         analyzed = self._analyzed
-        for match in _PIECE.finditer(normalize(text).translate(_APOSTROPHES)):
+        for match in _PIECE.finditer(_folded(text)):
             piece = match.group()
             result = analyzed.get(piece)
             if result is None:
@@ -157,6 +167,10 @@ class Tokenizer:
     def _index_cjk(self, run: str, unit: int, terms: list, positions: list) -> None:
         if self.cjk_mode == CJK_MODE_BIGRAM:
             pieces = _bigrams(run)
+            if self.stopwords.isdisjoint(word for word, _ in pieces):  # the usual case, without a step per pair
+                terms.extend(word for word, _ in pieces)
+                positions.extend(range(unit, unit + len(pieces)))
+                return
         else:
             pieces = ((word, start) for word, start, _end in self._jieba_tokenizer().tokenize(run, mode="search"))
         for word, start in pieces:
@@ -242,7 +256,7 @@ class Tokenizer:
         terms: list = []
         positions: list = []
         unit = 0
-        for match in _PIECE.finditer(normalize(text).translate(_APOSTROPHES)):
+        for match in _PIECE.finditer(_folded(text)):
             run = match.group("cjk")
             if run is None:
                 unit += self._chunk(match.group("chunk"), unit, terms, positions, not phrase)

@@ -23,7 +23,8 @@ INSPECT = "Inspect"
 
 
 class MemctlApp(MemctlGroup):
-    command_order = ("ingest", "index", "r2g", "recall", "search", "check", "compact", "stats", "graph", "raw", "config")
+    command_order = ("ingest", "index", "r2g", "recall", "search", "check", "compact", "migrate", "repair", "stats",
+                     "graph", "raw", "config")
 
 
 app = typer.Typer(
@@ -56,7 +57,8 @@ def global_options(
     config: str = typer.Option(None, "--config", metavar="FILE",
                                help="YAML settings overriding the defaults and the tenant's memctl.yaml."),
     wait: float = typer.Option(0.0, "--wait", metavar="SECONDS",
-                               help="How long a writer waits for another writer's lock before exit 75."),
+                               help="How long a writer waits for another writer's lock before exit 75 (a "
+                                    "command reading input checks all of it first, then waits)."),
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                  help="Print the version and exit."),
 ) -> None:
@@ -71,6 +73,8 @@ app.add_typer(recall_cmd.recall_app, name="recall", rich_help_panel=RECALL)
 app.command("search", rich_help_panel=RECALL)(search_cmd.search)
 app.command("check", rich_help_panel=MAINTAIN)(store_cmd.check)
 app.command("compact", rich_help_panel=MAINTAIN)(store_cmd.compact)
+app.command("migrate", rich_help_panel=MAINTAIN)(store_cmd.migrate)
+app.command("repair", rich_help_panel=MAINTAIN)(store_cmd.repair)
 app.command("stats", rich_help_panel=INSPECT)(store_cmd.stats)
 app.add_typer(graph_cmd.graph_app, name="graph", rich_help_panel=INSPECT)
 

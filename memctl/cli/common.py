@@ -81,10 +81,17 @@ def print_json(value) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
 
 
+# Output read by a program or piped through grep is never cut into lines at the terminal width rich assumes (80).
+UNWRAPPED_WIDTH = 1 << 20
+
+
 def console():
+    """A rich console for stdout: wrapped to the terminal's width on a terminal, not wrapped when piped."""
     from rich.console import Console
 
-    return Console()
+    if sys.stdout is not None and sys.stdout.isatty():
+        return Console()
+    return Console(width=UNWRAPPED_WIDTH, soft_wrap=True)
 
 
 def one_query(positional: str | None, option: str | None) -> str:
@@ -123,8 +130,18 @@ class MemctlGroup(TyperGroup):
         except BrokenPipeError:
             _quiet_closed_stdout()
         except OSError as error:
-            # Disk full, permission denied…: the store is left as the last acknowledged batch made it.
-            fail(f"{error.strerror or error} ({error.filename or 'I/O'})", EXIT_PROBLEMS)
+            fail(describe_os_error(error), EXIT_PROBLEMS)
+
+
+def describe_os_error(error: OSError) -> str:
+    """What failed, on which file, and why. A failed store write (engine.fs names its file and operation) leaves
+    the store as the last acknowledged batch made it, plus what `memctl check` reports as notes."""
+    reason = error.strerror or str(error)
+    operation = getattr(error, "operation", None)
+    if operation and error.filename:
+        return (f"cannot {operation} {error.filename}: {reason}; the batches acknowledged before are kept "
+                "(`memctl check` reports what this one left behind)")
+    return f"{error.filename}: {reason}" if error.filename else reason
 
 
 def _quiet_closed_stdout() -> None:

@@ -22,7 +22,7 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Print every setting's effective value and its origin: default, the tenant's memctl.yaml (file:line) or
-    --config (file:line).
+    --config (file:line). Opens no store: it works before the first ingest, and on a tenant that has none.
 
     Example: memctl --config tuned.yaml config show recall.lambda --json
     """

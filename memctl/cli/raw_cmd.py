@@ -7,16 +7,18 @@ from memctl.cli.common import console, open_memory, print_json
 
 def cat(
     context: typer.Context,
-    raw_id: str = typer.Argument(..., metavar="ID", help="A raw chunk id (raw_<16 hex digits>)."),
+    reference: str = typer.Argument(..., metavar="ID",
+                                    help="A raw chunk id (raw_<16 hex digits>), a span as recall prints it "
+                                         "(raw_…@OFFSET+LENGTH), or the chunk's full sha256."),
     offset: int = typer.Option(None, "--offset", min=0, help="First byte of the span (default 0)."),
     length: int = typer.Option(None, "--length", min=0, help="Bytes in the span (default: to the end)."),
 ) -> None:
     """Print a raw chunk, or the span of it a raw_ref names, exactly as stored (checksum verified).
 
-    Example: memctl raw cat raw_0123456789abcdef --offset 120 --length 64
+    Example: memctl raw cat raw_0123456789abcdef@120+64   (= raw_0123456789abcdef --offset 120 --length 64)
     """
     with open_memory(context, writable=False, holder="memctl raw cat") as memory:
-        data = memory.raw.read(raw_id, offset, length)
+        data = memory.raw.read(reference, offset, length)
     typer.echo(data, nl=False)
 
 

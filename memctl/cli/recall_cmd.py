@@ -167,7 +167,7 @@ def _batch(context: typer.Context, path: str, given: dict, trace: bool, as_json:
         for identifier, text, fields in batch:
             answer = memory.recall(text, **fields, explain=trace)
             if as_json:
-                line = {"id": identifier, "results": answer["results"]}
+                line = {"id": identifier, "results": answer["results"], "packing": answer["packing"]}
                 if trace:
                     line["trace"] = answer["trace"]
                 print_json(line)

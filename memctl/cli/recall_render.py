@@ -12,13 +12,19 @@ SNIPPET_SHOWN = 240
 
 def show_answer(answer: dict, as_json: bool, trace: bool) -> None:
     if as_json:
-        print_json({"query": answer["query"], "results": answer["results"], "trace": answer["trace"]})
+        print_json({"query": answer["query"], "results": answer["results"], "packing": answer["packing"],
+                    "trace": answer["trace"]})
         return
     out = console()
     from rich.markup import escape
 
     results = answer["results"]
-    if not results:
+    packing = answer["packing"]
+    if not results and packing["dropped"]:
+        out.print(f"{_memories_match(packing['matched'])} {escape(answer['query'])!s}, but none fits the budget of "
+                  f"{_tokens(packing['budget'])} (the smallest needs {packing['smallest_dropped']:,}): raise --budget, "
+                  "or give --budget 0 for no budget", highlight=False)
+    elif not results:
         out.print(f"no memories match {escape(answer['query'])!s}", highlight=False)
     for rank, card in enumerate(results, start=1):
         out.print(f"[bold]{rank:>2}. {card['score']:.3f}[/bold] [cyan]{escape(card['type'] or '')}[/cyan] "
@@ -34,16 +40,29 @@ def show_answer(answer: dict, as_json: bool, trace: bool) -> None:
             body = citation["snippet"] if citation["snippet"] is not None else f"(unreadable: {citation.get('error')})"
             out.print(f"    [green]» {escape(source)}[/green] [dim]{where}[/dim] {escape(_clip(body))}",
                       highlight=False)
+    if results and packing["dropped"]:
+        out.print(f"[dim]{packing['dropped']:,} more matched but did not fit the budget of "
+                  f"{_tokens(packing['budget'])}[/dim]", highlight=False)
     if trace:
         from memctl.recall.trace import render
 
         out.print(render(answer["trace"], answer["query"]))
 
 
+def _tokens(count: int) -> str:
+    return f"{count:,} token" if count == 1 else f"{count:,} tokens"
+
+
+def _memories_match(count: int) -> str:
+    return f"{count:,} memory matches" if count == 1 else f"{count:,} memories match"
+
+
 def _path_text(path: list) -> str:
     if len(path) < 2:
-        matched = path[0].get("matched") if path else None
-        return f"matched {', '.join(matched)}" if matched else ""
+        seed = path[0] if path else {}
+        if seed.get("fields"):
+            return "matched " + "; ".join(f"{field}: {', '.join(words)}" for field, words in seed["fields"].items())
+        return f"matched {', '.join(seed['words'])}" if seed.get("words") else ""
     parent, edge, node = path[0], path[1], path[2]
     return f"{parent.get('type')} {parent['id']} —{edge['edge']} ({edge['kind']})→ {node['id']}"
 

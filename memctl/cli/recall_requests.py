@@ -42,10 +42,14 @@ def _types(values, where) -> tuple | None:
         return None
     if isinstance(values, str):
         values = [values]
+    from memctl.model import NodeType
+    from memctl.recall.pipeline import RAW_PASSAGE
+
     names = [name.strip() for value in values for name in str(value).split(",") if name.strip()]
-    bad = [name for name in names if not name.replace("_", "").isalnum()]
+    known = [node_type.value for node_type in NodeType] + [RAW_PASSAGE]
+    bad = [name for name in names if name not in known]
     if bad:
-        raise InputError(f"--types wants node type names, not {bad[0]!r}", where)
+        raise InputError(f"--types: {bad[0]!r} is not a node type (known: {', '.join(known)})", where)
     return tuple(dict.fromkeys(names)) or None
 
 
@@ -65,17 +69,23 @@ def read_batch(path: str, base: dict) -> list:
 
 
 def _read_text(path: str) -> tuple[str, str]:
-    import sys
-
     if path == "-":
-        return "<stdin>", sys.stdin.read()
+        from memctl.standard_input import binary_stdin
+
+        name, data = "<stdin>", binary_stdin().read()
+    else:
+        name = path
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            raise InputError("no such file", path) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a JSONL file", path) from None
     try:
-        with open(path, encoding="utf-8") as handle:
-            return path, handle.read()
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
+        return name, data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 (byte offset {error.start})", path) from None
+        raise InputError(f"not UTF-8 (byte offset {error.start})", name) from None
 
 
 def _line_object(line: str, where: str) -> dict:

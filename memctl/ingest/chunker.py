@@ -249,6 +249,18 @@ def _character_classes_of(codes, astral):
     return classes
 
 
+def character_classes(text: str):
+    """WORD_CHARACTER, SPACE_CHARACTER or CJK_CHARACTER of every character of `text` (a numpy uint8 array),
+    as text_counts tells them apart: CJK characters as CJK_RUN finds them, spaces as str.split splits on."""
+    import numpy as np
+
+    if text.isascii():  # no CJK character: a word or a space, one byte each
+        words = np.frombuffer(text.encode("ascii").translate(_ascii_words()), dtype=np.uint8)
+        return np.subtract(SPACE_CHARACTER, words, dtype=np.uint8)  # 1 - word: WORD_CHARACTER is 0
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # keeps trailing NULs
+    return _character_classes_of(codes, codes >= PLANE_SIZE)
+
+
 def _text_counts_all(texts: list[str]):
     """text_counts of every text, and its UTF-8 bytes, as three numpy int64 arrays. ASCII texts and the others
     are counted apart: one curly quote would otherwise send a whole block of English down the 32-bit code point

@@ -21,3 +21,8 @@ def generic_fields(source_id: str, extra: dict) -> dict:
     attachments = fields["attachments"] + found.pop("attachments", ())
     fields.update(found, attachments=attachments)
     return fields
+
+
+def migration_hooks() -> dict:
+    """What `memctl migrate` hands the engine's migration steps (engine.migration.protocol.migrate_store)."""
+    return {"turn_fields": generic_fields}

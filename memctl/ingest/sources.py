@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import glob
 import os
-import sys
 from typing import BinaryIO
 
 from engine.errors import InputError
 from memctl.ingest.decode import DEFAULT_SIZE_LIMIT, check_size
 from memctl.ingest.model import Source
+from memctl.standard_input import STDIN_ARGUMENT, binary_stdin
 
-STDIN_ARGUMENT = "-"
 STDIN_NAME = "stdin"
 TEXT_NAME = "text"
 
@@ -25,7 +24,7 @@ def collect(paths=(), texts=(), size_limit: int = DEFAULT_SIZE_LIMIT, stdin: Bin
     sources = []
     for path in paths:
         if path == STDIN_ARGUMENT:
-            sources.append(read_stream(stdin or sys.stdin.buffer, STDIN_NAME, size_limit))
+            sources.append(read_stream(stdin or binary_stdin(), STDIN_NAME, size_limit))
         else:
             sources.extend(read_file(file, size_limit) for file in expand(path))
     for index, text in enumerate(texts):

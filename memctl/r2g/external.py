@@ -113,12 +113,12 @@ class Plan:
 def read_input(path: str | None, size_limit: int, stdin=None) -> tuple[bytes, str]:
     """The bytes of FILE or of stdin ("-"), refused above `size_limit` (the whole file is validated in memory
     before anything is written)."""
-    import sys
-
     if not path:
         raise InputError("--from jsonl needs a FILE (or - for stdin)")
     if path == "-":
-        stream = stdin if stdin is not None else sys.stdin.buffer
+        from memctl.standard_input import binary_stdin
+
+        stream = stdin if stdin is not None else binary_stdin()
         data, name = stream.read(size_limit + 1), "<stdin>"
     else:
         try:

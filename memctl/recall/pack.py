@@ -97,10 +97,13 @@ def card_tokens(card: dict) -> int:
 
 
 def pack(cards: list, budget: int | None) -> tuple[list, dict]:
-    """(cards that fit, in their original order; facts for the trace). Each card has "score" and "tokens"."""
+    """(cards that fit, in their original order; facts: {"budget", "tokens" packed, "matched": cards offered,
+    "dropped", "smallest_dropped": tokens of the smallest card left out, or None}). Each card has "score" and
+    "tokens"."""
     total = sum(card["tokens"] for card in cards)
     if budget is None or total <= budget:
-        return cards, {"budget": budget, "tokens": total, "dropped": 0}
+        return cards, {"budget": budget, "tokens": total, "matched": len(cards), "dropped": 0,
+                       "smallest_dropped": None}
     order = sorted(range(len(cards)), key=lambda index: (-cards[index]["score"] / max(cards[index]["tokens"], 1),
                                                          index))
     chosen = _fill(cards, order, [], budget)
@@ -112,7 +115,10 @@ def pack(cards: list, budget: int | None) -> tuple[list, dict]:
             chosen = anchored
     chosen.sort()
     used = sum(cards[index]["tokens"] for index in chosen)
-    return [cards[index] for index in chosen], {"budget": budget, "tokens": used, "dropped": len(cards) - len(chosen)}
+    taken = set(chosen)
+    smallest = min(card["tokens"] for index, card in enumerate(cards) if index not in taken)
+    return [cards[index] for index in chosen], {"budget": budget, "tokens": used, "matched": len(cards),
+                                                "dropped": len(cards) - len(chosen), "smallest_dropped": smallest}
 
 
 def _fill(cards: list, order: list, chosen: list, budget: int) -> list:

@@ -130,7 +130,7 @@ class Recaller:
         trace = Trace()
         run = _Run(self, request, trace)
         results = run.execute()
-        return {"query": request.q, "results": results, "trace": trace.as_dict(),
+        return {"query": request.q, "results": results, "packing": run.packing, "trace": trace.as_dict(),
                 "keywords": run.query.as_dict()}
 
     def extract(self, request: Request) -> dict:
@@ -200,6 +200,8 @@ class _Run:
         self.candidates: dict = {}
         self.available = {"weight"}
         self.keyword_source = None  # "A" NodeIndex, "G" graph filter, "R" raw passages only
+        self.packing: dict = {}  # what budget packing did (memctl.recall.pack.pack's facts)
+        self.matches = None  # memctl.recall.matched.Matches of the cards, made by the pack stage
 
     def execute(self) -> list:
         request, settings = self.request, self.settings
@@ -292,7 +294,7 @@ class _Run:
         for seed in seeds:
             self.candidates[seed.key] = rank.Candidate(seed.key, seed.type, keyword=seed.score,
                                                        term_part=seed.score, timestamp=seed.timestamp,
-                                                       terms=seed.terms)
+                                                       terms=seed.terms, docno=seed.docno, fields=seed.fields)
         if not raw_hits:
             return
         from memctl.model import episode_id  # 5-10 ms of imports a query without raw hits does not pay
@@ -413,13 +415,17 @@ class _Run:
             entry["top"] = [[candidate.key, round(candidate.final, 4)] for candidate in ranked[:3]]
             entry["notes"] = {"variant": name, "vector": "stage B (vector ANN) not built yet"}
         with self.trace.stage("pack") as entry:
+            from memctl.recall.matched import Matches
+
+            self.matches = Matches(self.query.text, search, ranked[: request.top])
             cards = [self._card(candidate) for candidate in ranked[: request.top]]
             budget = settings.budget_tokens if request.budget is None else (request.budget or None)
             from memctl.recall.pack import pack
 
-            cards, facts = pack(cards, budget)
+            cards, self.packing = pack(cards, budget)
             entry["candidates"] = len(cards)
-            entry["notes"] = facts
+            # The answer's "packing" has every fact; the trace keeps the three it always showed.
+            entry["notes"] = {name: self.packing[name] for name in ("budget", "tokens", "dropped")}
         return cards
 
     def _inside_window(self, candidate) -> bool:
@@ -488,16 +494,14 @@ class _Run:
 
     def _path(self, candidate) -> list:
         """The k=1 evidence path: the seed that brought the node in and the edge between them, or for a seed
-        itself the query words it matched."""
+        itself what it matched (memctl.recall.matched)."""
         nodes = self.recaller.nodes
         own = {"id": candidate.key, "type": candidate.type, "title": _title(nodes, candidate)}
         if candidate.via is not None:
             parent, edge_type, kind = candidate.via
             return [{"id": parent, "type": nodes.type(parent), "title": nodes.props(parent).get("title")},
                     {"edge": edge_type, "kind": kind}, own]
-        if candidate.raw_hit is not None and candidate.type == RAW_PASSAGE:
-            return [{**own, "matched": candidate.raw_hit.terms}]
-        return [{**own, "matched": list(candidate.terms)}]
+        return [{**own, **self.matches.describe(candidate)}]
 
 
 def _title(nodes, candidate) -> str | None:

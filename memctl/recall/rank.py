@@ -34,6 +34,8 @@ class Candidate:
     recency: float = 0.0
     timestamp: float | None = None
     terms: list = field(default_factory=list)
+    docno: int | None = None  # its NodeIndex document, when stage A found it there
+    fields: dict | None = None  # term → where it matched, when stage A knew it already (the graph filter)
     raw_hit: object = None  # RawHit when the raw fallback found this node or passage
     via: tuple | None = None  # (parent key, edge type, kind) when the graph brought it in
     scores: dict = field(default_factory=dict)  # normalised stage scores, for output

@@ -29,6 +29,8 @@ class Seed:
     type: str | None
     timestamp: float | None
     terms: list = field(default_factory=list)
+    docno: int | None = None  # the NodeIndex document (which fields matched is read from it for the card)
+    fields: dict | None = None  # term → the node properties holding it (the graph filter's seeds)
 
 
 class NodeSearch:
@@ -90,7 +92,7 @@ def index_seeds(search: NodeSearch, query, nodes, settings, since=None, until=No
     hits = search.search(query.search_text, fetch, since, until)
     terms = search.terms()
     query.keywords = terms
-    seeds = [Seed(hit.key, hit.score, hit.score, hit.type, hit.timestamp, list(hit.terms)) for hit in hits]
+    seeds = [Seed(hit.key, hit.score, hit.score, hit.type, hit.timestamp, list(hit.terms), hit.docno) for hit in hits]
     named = apply_speaker_prior(seeds, set(terms), nodes, search.name_tokens, settings.speaker_prior)
     seeds.sort(key=lambda seed: -seed.score)
     seeds = seeds[: settings.seeds_top]
@@ -140,19 +142,20 @@ def graph_seeds(graph, query, settings, types, since=None, until=None) -> tuple[
         if (since is not None or until is not None) and not _inside(timestamp, since, until):
             continue
         share = min(1.0, sum(len(word) for word in matched) / max(1, len(folded.replace(" ", ""))))
-        seeds.append(Seed(node.key, share, 0.0, node.type, timestamp, sorted(matched)))
+        seeds.append(Seed(node.key, share, 0.0, node.type, timestamp, sorted(matched), fields=matched))
     seeds.sort(key=lambda seed: (-seed.score, -(seed.timestamp or 0.0), seed.key))
     query.keywords = sorted(words)
     return seeds[: settings.seeds_top], {"scanned": scanned, "matched": len(seeds)}
 
 
 def _filter_words(node_type: str, props: dict) -> list:
-    words = list(props.get("keywords") or ()) + list(props.get("tags") or ()) + list(props.get("entities") or ())
+    """(property, word) of the words the filter tests."""
+    names = ["keywords", "tags", "entities"]
+    words = [(name, word) for name in names for word in props.get(name) or ()]
     if node_type in ("Entity", "Concept"):
-        attributes = props.get("attributes") or {}
-        words.append(props.get("title") or "")
-        words.extend(attributes.get("aliases") or ())
-    return [word for word in words if isinstance(word, str) and word.strip()]
+        words.append(("title", props.get("title") or ""))
+        words += [("aliases", alias) for alias in (props.get("attributes") or {}).get("aliases") or ()]
+    return [(name, word) for name, word in words if isinstance(word, str) and word.strip()]
 
 
 def _inside(timestamp, since, until) -> bool:
@@ -172,14 +175,17 @@ class _KeywordMatcher:
         self.words = words
         self.cache: dict = {}
 
-    def match(self, candidates: list) -> set:
-        matched = set()
-        for word in candidates:
+    def match(self, candidates: list) -> dict:
+        """{matched word (case-folded): [properties holding it]} of (property, word) candidates."""
+        matched: dict = {}
+        for name, word in candidates:
             hit = self.cache.get(word)
             if hit is None:
                 hit = self.cache[word] = self._test(word)
             if hit:
-                matched.add(word.casefold())
+                places = matched.setdefault(word.casefold(), [])
+                if name not in places:
+                    places.append(name)
         return matched
 
     def _test(self, word: str) -> bool:

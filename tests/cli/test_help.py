@@ -1,6 +1,7 @@
 """What `memctl --help` and README say about the commands: grouped by what a user does, an example in every
 command's help, the seed's aliases shown and the others hidden, and README's command table naming every
-command, subcommand and recall/search option the app registers (so neither can drift)."""
+command and subcommand the app registers, each with every option its --help shows in its own row (so neither
+can drift)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ def test_top_level_help_groups_commands_by_what_a_user_does(cli):
     commands = {title: rows for title, rows in shown.items() if title not in ("Options",)}
     assert list(commands) == ["Store: raw conversations and documents", "Remember: raw → memory graph",
                               "Recall and search", "Maintain", "Inspect"]
-    assert list(commands.values()) == [["ingest", "index"], ["r2g"], ["recall", "search"], ["check", "compact"],
+    assert list(commands.values()) == [["ingest", "index"], ["r2g"], ["recall", "search"],
+                                       ["check", "compact", "migrate", "repair"],
                                        ["stats", "graph", "raw", "config"]]
 
 
@@ -94,16 +96,40 @@ def test_readme_names_every_command_and_subcommand():
     assert missing == []
 
 
-def _options(path: tuple) -> set:
+def _rows(path: tuple) -> str:
+    """The README table rows naming the command (`memctl check`, `graph khop`…), as one text."""
+    name = " ".join(path)
     command = dict(PATHS)[path]
-    commands = [command] + [sub for sub_path, sub in PATHS if sub_path[: len(path)] == path]
-    return {name for each in commands for parameter in each.params if isinstance(parameter, click.Option)
-            for name in parameter.opts if name != "--help"}
+    subcommands = "|".join(getattr(command, "commands", {})) or "(?!)"
+    # `memctl recall QUERY …` is recall's row; `memctl recall batch …` is the row of its subcommand.
+    named = re.compile(rf"(memctl |`){re.escape(name)}\b(?! (?:{subcommands})\b)")
+    rows = [line for line in _commands_section().splitlines() if line.startswith("| ") and named.search(line)]
+    text = " ".join(rows)
+    if "recall's options" in text:  # the rows of `recall explain` and `recall batch` refer to recall's row
+        text += " " + _rows(("recall",))
+    return text
 
 
-@pytest.mark.parametrize("command", [("recall",), ("search",)])
-def test_readme_names_every_option_of_recall_and_search(command):
+def _shown_options(command: click.Command) -> list:
+    """The long options `--help` shows; --json is documented once for every command that prints results."""
+    return [name for parameter in command.params if isinstance(parameter, click.Option) and not parameter.hidden
+            for name in parameter.opts if name.startswith("--") and name not in ("--help", "--json")]
+
+
+@pytest.mark.parametrize("path", [path for path, _ in PATHS], ids=[" ".join(path) for path, _ in PATHS])
+def test_readme_names_every_option_of_every_command_in_its_row(path):
+    options = _shown_options(dict(PATHS)[path])  # a group of subcommands alone (`graph node`) has none
+    rows = _rows(path)
+    assert rows or not options, f"README has no row for {' '.join(path)}"
+    assert [option for option in options if not re.search(rf"{re.escape(option)}(?![\w-])", rows)] == []
+
+
+def test_readme_names_every_global_option():
     section = _commands_section()
-    options = _options(command)
-    assert {"--q", "--top", "--json"} <= options
-    assert sorted(option for option in options if not re.search(rf"{re.escape(option)}\b", section)) == []
+    assert [option for option in _shown_options(ROOT) if option not in section] == []
+    assert "commands that print results have `--json`" in section
+
+
+def test_the_option_test_sees_a_missing_option():
+    assert _shown_options(dict(PATHS)[("recall",)])  # recall shows options
+    assert not re.search(r"--no-such-option(?![\w-])", _rows(("recall",)))

@@ -206,8 +206,15 @@ def test_results_identical_in_a_fresh_process(cli, corpus, isolated_home):
     assert len(json.loads(in_process)["hits"]) == 3
 
 
-def test_search_of_an_empty_store_finds_nothing(cli):
+def test_search_of_a_store_without_documents_finds_nothing(cli):
+    assert cli("ingest", "--text", "a memory, not a document", "--quiet").exit_code == 0
     assert keys_of(cli("search", "蓝牙", "--json")) == []
+
+
+def test_search_without_a_store_says_there_is_none(cli, isolated_home):
+    result = cli("search", "蓝牙", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == f"error: no memctl store at {isolated_home}/tenants/default (create one with memctl ingest)\n"
 
 
 def test_tokenizer_and_bm25_settings_come_from_the_config(cli, corpus, tmp_path):

@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
+from engine.errors import InputError
 from engine.store import Store
 from memctl.cli.app import app
-from memctl.paths import tenant_dir
+from memctl.paths import check_tenant, tenant_dir
 
 
 def _populate(home, tenant="default"):
@@ -32,10 +33,10 @@ def test_version(cli):
 
 def test_python_dash_m_runs_the_command(tmp_path):
     """`python -m memctl` is the same command as `memctl` (a module run that printed nothing once went unnoticed)."""
-    completed = subprocess.run([sys.executable, "-m", "memctl", "--home", str(tmp_path), "stats", "--json"],
-                               capture_output=True, text=True, timeout=120)
+    completed = subprocess.run([sys.executable, "-m", "memctl", "--home", str(tmp_path), "config", "show",
+                                "recall.k_hop", "--json"], capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
-    assert json.loads(completed.stdout)["tenant"] == "default"
+    assert json.loads(completed.stdout)["settings"][0]["key"] == "recall.k_hop"
 
 
 @pytest.mark.parametrize("command", [name for name in ("check", "stats", "compact")])
@@ -58,6 +59,22 @@ def test_bad_tenant_names_are_refused(cli, isolated_home, tenant):
     assert not os.path.exists(isolated_home)
 
 
+CONTROL_CHARACTERS = [chr(code) for code in range(0x20)] + ["\x7f"]
+
+
+@pytest.mark.parametrize("character", CONTROL_CHARACTERS, ids=lambda character: f"U+{ord(character):04X}")
+def test_a_control_character_anywhere_in_a_tenant_name_is_refused(character):
+    for name in (f"abc{character}", f"{character}abc", f"a{character}c"):
+        with pytest.raises(InputError, match="tenant name"):
+            check_tenant(name)
+
+
+def test_a_tenant_name_with_a_trailing_newline_creates_nothing(cli, isolated_home):
+    result = cli("--tenant", "abc\n", "ingest", "--text", "hello")
+    assert result.exit_code == 2 and "tenant name 'abc\\n' is not allowed" in result.stderr
+    assert not os.path.exists(isolated_home)
+
+
 def test_stats_json_counts(cli, isolated_home):
     _populate(isolated_home)
     result = cli("stats", "--json")
@@ -72,8 +89,9 @@ def test_stats_json_counts(cli, isolated_home):
 def test_tenants_are_separate(cli, isolated_home):
     _populate(isolated_home, "alice")
     alice = json.loads(cli("--tenant", "alice", "stats", "--json").stdout)
-    bob = json.loads(cli("--tenant", "bob", "stats", "--json").stdout)
-    assert alice["stored_rows"] and not bob["stored_rows"]
+    assert alice["stored_rows"]
+    bob = cli("--tenant", "bob", "stats", "--json")
+    assert bob.exit_code == 2 and f"no memctl store at {tenant_dir(str(isolated_home), 'bob')}" in bob.stderr
 
 
 def test_check_clean_then_damaged(cli, isolated_home):

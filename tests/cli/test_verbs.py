@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from recall_testkit import SAMPLES, samples_store
+from recall_testkit import SAMPLES, recall_command, samples_home  # noqa: F401 - fixtures
 
 CONCEPT = "Concept:Win11蓝牙故障"
 NODES = [CONCEPT, "Episode:e1", "Episode:e2"]
@@ -161,16 +161,6 @@ def test_search_takes_its_query_as_argument_or_as_q(cli, notes):
 
 
 # --- recall -----------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return samples_store(tmp_path_factory)
-
-
-@pytest.fixture
-def recall(cli, home):
-    return lambda *arguments, input=None: cli("--home", str(home), "recall", *arguments, input=input)
 
 
 def _timeless(printed: str) -> dict:

@@ -1,4 +1,5 @@
-"""A store directory that is not what it should be: a clear typed error, and not one byte changed on disk."""
+"""A store directory that is not what it should be: a clear typed error, and not one byte changed on disk but the
+DAMAGE marker that records corruption (a file of another format is no damage: nothing at all changes)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from engine.codec import crc32
 from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import (
     CURRENT_FILE,
+    DAMAGE_FILE,
     FORMAT_VERSION,
     GC_LOCK_FILE,
     SEGMENT_FOOTER_SIZE,
@@ -51,8 +53,8 @@ def rewrite(path: str, change) -> None:
 
 
 def refused_without_change(path: str, error_type=CorruptionError) -> list:
-    """Every way in refuses with `error_type`; check_store reports it; nothing on disk changes. Returns the
-    errors (writer, reader)."""
+    """Every way in refuses with `error_type`; check_store reports it; nothing on disk changes but the DAMAGE
+    marker, written for corruption in a store that has CURRENT and not for UnsupportedVersion. Returns the errors (writer, reader)."""
     before = damage.digest(damage.snapshot(path))
     entries = set(os.listdir(path))
     errors = []
@@ -62,8 +64,12 @@ def refused_without_change(path: str, error_type=CorruptionError) -> list:
         assert caught.value.path, "the error must name the file"
         errors.append(caught.value)
     assert check_store(path).problems
-    assert damage.digest(damage.snapshot(path)) == before  # every file but the lock files, byte for byte
-    assert set(os.listdir(path)) - entries <= {WRITER_LOCK_FILE, GC_LOCK_FILE}
+    after = damage.digest(damage.snapshot(path))
+    marked = error_type is not UnsupportedVersion and os.path.exists(os.path.join(path, CURRENT_FILE))
+    assert (DAMAGE_FILE in after) == marked
+    # every file but the lock files and the marker, byte for byte
+    assert {name: digest for name, digest in after.items() if name != DAMAGE_FILE} == before
+    assert set(os.listdir(path)) - entries <= {WRITER_LOCK_FILE, GC_LOCK_FILE, DAMAGE_FILE}
     return errors
 
 

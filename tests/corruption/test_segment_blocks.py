@@ -10,9 +10,10 @@ import shutil
 
 import pytest
 
+from engine import damage
 from engine.check import check_store
 from engine.errors import CorruptionError
-from engine.format import SEGMENT_CHECKSUM_BLOCK_BYTES, SEGMENT_DIR
+from engine.format import DAMAGE_FILE, SEGMENT_CHECKSUM_BLOCK_BYTES, SEGMENT_DIR
 from engine.segment import Segment
 from engine.store import Store
 from engine_testkit import flip_byte
@@ -83,9 +84,12 @@ def test_a_flipped_byte_in_any_block_fails_the_read_that_touches_it_and_check(pr
     assert (caught.value.path, caught.value.offset) == (segment_path, block_offset)
     assert "'blocks'" in caught.value.reason and f"block {index}" in caught.value.reason
 
+    # The reader recorded what it found: writers refuse the store, and check reports the marker too.
+    assert [(found["file"], found["offset"]) for found in damage.read(path).findings] == [(relative, block_offset)]
     report = check_store(path)
-    assert [(problem["file"], problem["offset"]) for problem in report.problems] == [(relative, block_offset)]
-    assert "'blocks'" in report.problems[0]["message"]
+    assert [(problem["file"], problem["offset"]) for problem in report.problems] == \
+        [(DAMAGE_FILE, None), (relative, block_offset)]
+    assert "'blocks'" in report.problems[1]["message"]
 
 
 def test_the_undamaged_store_reads_back_and_checks_clean(pristine):

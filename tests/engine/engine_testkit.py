@@ -53,7 +53,7 @@ def rewrite_manifest_as(store_path: str, version: int) -> None:
 
     path = os.path.join(store_path, manifest_module.read_current(store_path))
     with open(path, "rb") as handle:
-        manifest = manifest_module.decode(handle.read(), path)
+        manifest = manifest_module.decode(handle.read(), path, oldest=1)  # whatever version it says now
     manifest.version = version
     body = pack(manifest.body())
     with open(path, "wb") as handle:

@@ -12,7 +12,7 @@ import pytest
 from engine import kinds, manifest as manifest_module, wal
 from engine.check import check_store
 from engine.codec import pack
-from engine.errors import CorruptionError
+from engine.errors import CorruptionError, NoStore
 from engine.format import (
     CURRENT_FILE,
     KIND_RECORDS,
@@ -70,9 +70,18 @@ def test_a_fresh_store_is_clean(store_path):
     assert check_store(store_path).clean
 
 
-def test_no_current(tmp_path):
-    report = check_store(str(tmp_path))
+def test_no_store_is_no_report(tmp_path):
+    for path in (tmp_path, tmp_path / "missing"):
+        with pytest.raises(NoStore, match=f"no memctl store at {path} "):
+            check_store(str(path))
+
+
+def test_a_lost_current_beside_data_is_a_problem(store_path):
+    populated(store_path).close()
+    os.remove(os.path.join(store_path, CURRENT_FILE))
+    report = check_store(store_path)
     assert problem_files(report) == [("CURRENT", None)]
+    assert "CURRENT is missing but the store holds" in report.problems[0]["message"]
 
 
 def test_bad_current(store_path):
@@ -182,7 +191,7 @@ def test_a_torn_wal_tail_is_a_note_not_a_problem(store_path):
     report = check_store(store_path)
     assert report.clean
     assert [note["file"] for note in report.notes] == [relative]
-    assert "torn tail" in report.notes[0]["message"]
+    assert report.notes[0]["message"].startswith("partial record at the end: 3 bytes from offset ")
 
 
 def test_wal_damage_before_valid_blocks_is_a_problem_with_offset(store_path):
@@ -207,7 +216,7 @@ def test_missing_live_wal(store_path):
     populated(store_path).close()
     os.unlink(os.path.join(store_path, live_wal(store_path)))
     report = check_store(store_path)
-    assert problem_files(report) == [(WAL_DIR, None)]
+    assert problem_files(report) == [(live_wal(store_path), None)]
 
 
 def test_a_wal_under_the_wrong_name(store_path):

@@ -20,6 +20,7 @@ from engine.format import (
     OLDEST_MIGRATABLE_FORMAT_VERSION,
     OLDEST_STORE_FORMAT_VERSION,
     TEMP_SUFFIX,
+    WAL_HEADER_SIZE,
 )
 from engine.manifest import Manifest, decode, encode, load, manifest_name, publish, read_current
 from engine_testkit import SimulatedCrash, crash_at
@@ -31,6 +32,8 @@ SAMPLE = Manifest(
     wal_number=6,
     last_sequence=99,
     next_file_number=8,
+    wal_size=1039,
+    wal_sequence=120,
 )
 
 
@@ -43,8 +46,27 @@ def test_encode_bytes():
     assert body_crc == crc32(body)
     assert unpack(body) == {
         "version": FORMAT_VERSION, "number": 7, "segments": SAMPLE.segments, "counters": SAMPLE.counters,
-        "wal_number": 6, "last_sequence": 99, "next_file_number": 8,
+        "wal_number": 6, "last_sequence": 99, "next_file_number": 8, "wal_size": 1039, "wal_sequence": 120,
     }
+
+
+def test_the_wal_checkpoint_and_a_resolved_marker_round_trip_and_an_older_body_reads_without_them():
+    resolved = Manifest(**{**SAMPLE.__dict__, "resolved_damage": 0xDEADBEEF})
+    assert unpack(encode(resolved)[MANIFEST_HEADER_SIZE:])["resolved_damage"] == 0xDEADBEEF
+    assert decode(encode(resolved), "M") == resolved
+    older = {key: value for key, value in SAMPLE.body().items() if key not in ("wal_size", "wal_sequence")}
+    body = pack(older)
+    data = struct.pack(MANIFEST_HEADER_FORMAT, MANIFEST_MAGIC, FORMAT_VERSION, len(body), crc32(body), 0) + body
+    decoded = decode(data, "M")
+    assert (decoded.wal_size, decoded.wal_sequence, decoded.resolved_damage) == (WAL_HEADER_SIZE, 99, None)
+
+
+@pytest.mark.parametrize("fields", [{"wal_size": 31}, {"wal_sequence": 98}, {"wal_size": "big"}])
+def test_an_impossible_wal_checkpoint_is_corruption(fields):
+    body = pack({**SAMPLE.body(), **fields})
+    data = struct.pack(MANIFEST_HEADER_FORMAT, MANIFEST_MAGIC, FORMAT_VERSION, len(body), crc32(body), 0) + body
+    with pytest.raises(CorruptionError):
+        decode(data, "M")
 
 
 names = st.text(alphabet="abcdefghij.", min_size=1, max_size=12)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import warnings
 
 import numpy as np
 import pytest
@@ -56,6 +57,11 @@ COLUMNS = {
     "fortran_input": np.asfortranarray(np.arange(12, dtype=np.int64).reshape(3, 4)),
     "strided_input": np.arange(20, dtype=np.int32)[::3],
 }
+
+
+def little_endian(array: np.ndarray) -> np.ndarray:
+    """The array as a segment stores it: multi-byte values little-endian."""
+    return array.astype(array.dtype.newbyteorder("<")) if array.dtype.str.startswith(">") else array
 
 
 def write_segment(path, columns: dict, kind="test.kind", meta=None) -> dict:
@@ -122,13 +128,27 @@ def test_columns_are_aligned_and_described_exactly(full_segment):
     data = parsed["data"]
     previous_end = SEGMENT_HEADER_SIZE
     for name, dtype, shape, offset, length, crcs in parsed["directory"]["columns"]:
-        array = np.ascontiguousarray(COLUMNS[name])
+        array = np.ascontiguousarray(little_endian(COLUMNS[name]))
         assert offset % SEGMENT_COLUMN_ALIGNMENT == 0
         assert data[previous_end:offset] == bytes(offset - previous_end), "padding must be zeros"
         assert (dtype, tuple(shape), length) == (array.dtype.str, array.shape, array.nbytes)
         assert data[offset: offset + length] == array.tobytes()
         assert crcs == (struct.pack("<I", crc32(array.tobytes())) if length else b"")
         previous_end = offset + length
+
+
+@pytest.mark.parametrize("dtype", [">u4", ">i8", ">f8", ">u2"])
+def test_a_big_endian_column_is_stored_little_endian(tmp_path, dtype):
+    """The spec's columns are little-endian: a big-endian array (native on such a host) is converted, so the
+    directory never names another byte order and the bytes are the same on every host."""
+    values = np.array([1, 2, 300, 65535], dtype=dtype)
+    path = tmp_path / "000009.test.seg"
+    write_segment(path, {"values": values})
+    parsed = parse(path)
+    name, stored_dtype, _shape, offset, length, _crcs = parsed["directory"]["columns"][0]
+    assert stored_dtype == "<" + dtype[1:]
+    assert parsed["data"][offset: offset + length] == values.astype(stored_dtype).tobytes()
+    assert Segment.open(str(path)).column("values").tolist() == values.tolist()
 
 
 @pytest.mark.parametrize("items", [SEGMENT_CHECKSUM_BLOCK_BYTES // 4, 5 * SEGMENT_CHECKSUM_BLOCK_BYTES // 8 + 3])
@@ -175,7 +195,7 @@ def test_a_stale_temp_file_is_replaced(tmp_path):
 def test_column_round_trips(full_segment, name):
     path, _entry = full_segment
     column = Segment.open(str(path)).column(name)
-    expected = COLUMNS[name]
+    expected = little_endian(COLUMNS[name])
     assert column.dtype == expected.dtype
     assert column.shape == expected.shape
     np.testing.assert_array_equal(column, expected)
@@ -480,6 +500,8 @@ def test_missing_file_is_corruption(tmp_path):
         (None, [["a", "|O", [10], 64, 80, 0]], "outside"),
         (None, [["a", "<i8"]], "malformed"),
         (None, [["a", "not a dtype", [10], 64, 80, 0]], "malformed"),
+        (None, [["a", "|a8", [10], 64, 80, 0]], "malformed"),  # numpy's deprecated alias of |S8
+        (None, [["a", "(2,)<i4", [10], 64, 80, 0]], "malformed"),  # a dtype expression, not a dtype.str
         (None, [["a", "<i8", [10], 64, 80, b"\0" * 4]], "do not cover"),  # block CRCs without a block size
         (1024, [["a", "<i8", [10], 64, 80, b"\0" * 8]], "do not cover"),
         (1024, [["a", "<i8", [10], 64, 80, 0]], "do not cover"),  # one whole-column CRC
@@ -495,6 +517,16 @@ def test_inconsistent_directory_entries_are_corruption(tmp_path, block, columns,
     with pytest.raises(CorruptionError) as caught:
         Segment.open(str(path))
     assert reason in caught.value.reason
+
+
+def test_a_deprecated_dtype_alias_never_reaches_numpy(tmp_path):
+    path = tmp_path / "d.seg"
+    write_segment(path, {"a": np.zeros(8, dtype="S1")})
+    rewrite_directory(path, {"kind": "test.kind", "columns": [["a", "|a1", [8], 64, 8, 0]], "meta": {}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        with pytest.raises(CorruptionError, match="malformed"):
+            Segment.open(str(path))
 
 
 def test_directory_that_is_not_a_map_is_corruption(tmp_path):

@@ -88,6 +88,16 @@ def test_wal_batches_are_sequence_and_operations(samples_store):
             assert isinstance(rest[0], int if code == 3 else str)
 
 
+def test_the_manifest_records_the_live_wal_its_writers_left(samples_store):
+    """§5: after the last writer closed, `wal_size` is the live WAL's size and `wal_sequence` its last batch."""
+    fields = manifest(samples_store)
+    live = os.path.join(samples_store, "wal", f"{fields['wal_number']:06d}.log")
+    sequences = [decode(payload)[0] for payload in wal_batches(live)]
+    assert fields["wal_size"] == os.path.getsize(live)
+    assert fields["wal_sequence"] == max(sequences, default=fields["last_sequence"]) >= fields["last_sequence"]
+    assert "resolved_damage" not in fields
+
+
 def test_every_records_segment_is_cut_into_blocks_as_the_spec_says(samples_store):
     """Layout 2 (decoded by spec_reader from section 4 alone): a block ends with the row that takes its keys and
     values to RECORDS_BLOCK_BYTES or more, never earlier, never later; only the last block may stay below."""

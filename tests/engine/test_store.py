@@ -15,12 +15,13 @@ import pytest
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from engine import fs, kinds, manifest as manifest_module, wal
+from engine import damage, fs, kinds, manifest as manifest_module, wal
 from engine.check import check_store
 from engine.codec import crc32, pack, unpack
 from engine.errors import CorruptionError, EngineError, InputError, StoreClosed, UnsupportedVersion
 from engine.format import (
     CURRENT_FILE,
+    DAMAGE_FILE,
     FORMAT_VERSION,
     GC_LOCK_FILE,
     KIND_RECORDS,
@@ -251,7 +252,7 @@ def test_tables_with_shared_prefixes_stay_apart(store):
 
 def test_values_of_every_msgpack_type_survive_flush(store):
     values = {"none": None, "true": True, "int": -(2**63), "big": 2**64 - 1, "float": 1.5, "text": "é",
-              "bytes": b"\xff\x00", "list": [1, [2, [3]]], "map": {"k": {"nested": [None]}, 1: "int key"}}
+              "bytes": b"\xff\x00", "list": [1, [2, [3]]], "map": {"k": {"nested": [None]}, b"bin": "bin key"}}
     put(store, *values.items())
     store = reopen(store)
     store.flush()
@@ -566,7 +567,11 @@ def test_damage_in_the_middle_of_the_wal_refuses_open_unchanged(store):
         with pytest.raises(CorruptionError) as caught:
             Store.open(store.path, writable=writable)
         assert (caught.value.path, caught.value.offset) == (log, WAL_HEADER_SIZE)
-    assert data_files(store.path) == before
+    # Unchanged but for the DAMAGE marker, which records what the first open found.
+    after = data_files(store.path)
+    assert [(found["file"], found["offset"]) for found in damage.read(store.path).findings] == \
+        [(os.path.join(WAL_DIR, "000001.log"), WAL_HEADER_SIZE)]
+    assert {name: data for name, data in after.items() if name != DAMAGE_FILE} == before
 
 
 def test_damage_in_a_short_wal_refuses_open_instead_of_dropping_batches(store):
@@ -619,7 +624,7 @@ def current_wal_number(store_path: str) -> int:
 @pytest.mark.parametrize(
     "payload, reason",
     [(pack(5), "not [sequence, operations]"), (pack([1]), "not [sequence, operations]"),
-     (pack([99, [[9, T, "k"]]]), "unknown WAL operation code 9"), (b"\xc1", "undecodable")],
+     (pack([2, [[9, T, "k"]]]), "unknown WAL operation code 9"), (b"\xc1", "undecodable")],
 )
 def test_a_wal_batch_of_the_wrong_shape_is_corruption(store, payload, reason):
     put(store, ("a", 1))
@@ -847,8 +852,8 @@ def test_orphans_and_leftovers_are_removed_by_the_next_writer(store):
     put(store, ("a", 1))
     store.flush()
     put(store, ("b", 2))
-    live_manifest = manifest_module.read_current(store.path)
     store.close()
+    live_manifest = manifest_module.read_current(store.path)
     junk = [
         os.path.join(SEGMENT_DIR, "000099.records.seg"),
         os.path.join(SEGMENT_DIR, "000100.records.seg" + TEMP_SUFFIX),

@@ -37,6 +37,7 @@ def test_seed_flag_forms_add_then_query_with_json(run):
     ["graph", "--add-node", "Episode:a", "--add-edge", "Episode:a", "ABOUT", "Episode:a", "--weight", "-2"],
 ])
 def test_bad_input_exits_2_and_stores_nothing(run, args):
+    assert run("ingest", "--text", "a store without a graph", "--quiet").exit_code == 0
     result = run(*args)
     assert result.exit_code == 2 and "error:" in result.output
     assert run("graph", "stats", "--json").output.strip() == '{"stats": {}}'

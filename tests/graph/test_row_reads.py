@@ -13,7 +13,7 @@ import pytest
 
 from engine.check import check_store
 from engine.errors import CorruptionError
-from engine.format import SEGMENT_CHECKSUM_BLOCK_BYTES, SEGMENT_DIR
+from engine.format import DAMAGE_FILE, SEGMENT_CHECKSUM_BLOCK_BYTES, SEGMENT_DIR
 from engine.graph.api import GraphStore
 from engine.graph.memo import ImportMemo
 from engine.graph.part import GraphPart, build_columns, encode_keys
@@ -105,8 +105,9 @@ def test_a_damaged_block_fails_the_gather_that_reads_it_and_no_other(pristine, t
     assert caught.value.path == segment_path and f"'{column}'" in caught.value.reason
     assert edges_of(path, 0) == expected_first  # its rows lie in the first block
     assert edges_of(pristine, LAST) == expected_last
+    # The failed read marked the store damaged: check reports the marker, then the segment.
     assert [problem["file"] for problem in check_store(path).problems] == \
-        [os.path.relpath(segment_path, path)]
+        [DAMAGE_FILE, os.path.relpath(segment_path, path)]
 
 
 @pytest.mark.parametrize("column, side", [("out.neighbor", "out"), ("in.neighbor", "in"), ("in.edge_row", "in")])

@@ -184,6 +184,39 @@ def test_key_level_api(tmp_path):
                             '["Episode:e1","ABOUT","Concept:Win11蓝牙故障"]': "ABOUT", "my-edge": "SUPPORTS"}
 
 
+def test_a_time_of_zero_is_kept_and_none_is_written_one_way(tmp_path):
+    """since/until 0.0 (the epoch) is a time like any other; a cleared time and empty properties are written as
+    no field, the way a new record has none (MANIFEST.spec §4b), never as nil or {}."""
+    from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_TABLE
+
+    with Store.open(str(tmp_path / "s")) as store:
+        graph = GraphStore(store, clock=lambda: 50.0)
+        graph.add_node("a", "Episode", {"title": "a"})
+        key = graph.add_edge("a", "ABOUT", "a", since=0.0, until=0.0)
+        assert (graph.edge(key).since, graph.edge(key).until) == (0.0, 0.0)
+        assert store.get(GRAPH_EDGE_TABLE, key)["since"] == 0.0
+        graph.update_edge(key, since=None, until=None, ts=None)
+        record = store.get(GRAPH_EDGE_TABLE, key)
+        assert "since" not in record and "until" not in record and record["ts"] == 50.0
+        graph.update_node("a", properties={}, merge=False)
+        assert "props" not in store.get(GRAPH_NODE_TABLE, "a") and graph.node("a").props == {}
+
+
+@pytest.mark.parametrize("dead_key", ["n:1", "x:0000000000000001", "n:000000000000000A", "e:00000000000000001",
+                                      "n:-000000000000001"])
+def test_a_graph_dead_key_of_another_form_is_corruption(tmp_path, dead_key):
+    from engine.errors import CorruptionError
+    from engine.format import GRAPH_DEAD_TABLE
+
+    with Store.open(str(tmp_path / "s")) as store:
+        graph = GraphStore(store)
+        graph.add_node("a", "Episode")
+        with store.batch() as batch:
+            batch.put(GRAPH_DEAD_TABLE, dead_key, 1)
+        with pytest.raises(CorruptionError, match="graph.dead key"):
+            graph.neighbors("a")
+
+
 @pytest.mark.parametrize("call", [
     lambda g: g.add_edge("Episode:a", "ABOUT", "Episode:missing"),
     lambda g: g.add_edge("Episode:a", "ABOUT", "Episode:a", weight=-1),

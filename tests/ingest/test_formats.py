@@ -2,7 +2,6 @@
 
 import json
 
-from memctl.ingest import plain
 from memctl.ingest.chunker import MAX_TOKENS, estimate_tokens
 from memctl.ingest.decode import decode
 from memctl.ingest.detect import parse_document
@@ -28,15 +27,6 @@ def test_plain_text_cuts_long_paragraphs_at_sentence_ends_within_the_chunk_size(
     assert all(estimate_tokens(turn.text) <= MAX_TOKENS for turn in turns)
     assert turns[0].source_id == "long.txt#1"
     assert turns[1].source_id == f"long.txt#1:{len(turns[0].text) + 1}"
-
-
-def test_plain_text_cuts_a_sentence_without_punctuation_by_words():
-    text = " ".join(f"word{index}" for index in range(4000))
-    pieces = plain.split_by_length(text, 0, len(text), MAX_TOKENS)
-    assert len(pieces) >= 3
-    assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
-    assert all(previous[1] == following[0] for previous, following in zip(pieces, pieces[1:]))
-    assert all(estimate_tokens(text[start:end]) <= MAX_TOKENS for start, end in pieces)
 
 
 def test_transcript_lines_speakers_and_timestamps():

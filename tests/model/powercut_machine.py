@@ -1,6 +1,7 @@
 """The part of the stateful model tests that every store machine shares: a store on faultfs, and the rules
-that flush, compact, reopen and cut the power (whatever was not synced is dropped, directory operations not
-covered by a directory fsync are forgotten), also in the middle of a flush or a compaction.
+that flush, compact, rebuild, reopen and cut the power (whatever was not synced is dropped, directory
+operations not covered by a directory fsync are forgotten), also in the middle of a flush, a compaction or a
+rebuild.
 
 A subclass starts its model in `start_model`, says whether anything was committed yet in `has_commits`, and
 may verify the reopened store in `after_reopen`; its own rules and invariants compare the store with its model.
@@ -67,6 +68,10 @@ class PowerCutStoreMachine(RuleBasedStateMachine):
         self.store.compact()
 
     @rule()
+    def rebuild(self):
+        self.store.rebuild()
+
+    @rule()
     def close_reopen(self):
         self.store.close()
         self._reopen()
@@ -83,7 +88,7 @@ class PowerCutStoreMachine(RuleBasedStateMachine):
         self._power_cut(variant)
 
     @precondition(lambda self: self.has_commits())
-    @rule(operation=st.sampled_from(("flush", "compact")), after=st.integers(min_value=1, max_value=60),
+    @rule(operation=st.sampled_from(("flush", "compact", "rebuild")), after=st.integers(min_value=1, max_value=60),
           variant=st.sampled_from(("drop", "combo")))
     def crash_during(self, operation, after, variant):
         self.fault.crash(self.fault.total + after)

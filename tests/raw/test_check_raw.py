@@ -5,7 +5,7 @@ import os
 import zstandard
 
 from engine.check import check_store
-from engine.format import RAW_CHUNK_TABLE
+from engine.format import DAMAGE_FILE, RAW_CHUNK_TABLE
 from engine.raw import RawStore, record_blob_path
 
 TEXT = "用户: 蓝牙打不开 0x8007045D\n".encode()
@@ -35,8 +35,9 @@ def test_a_damaged_blob_is_a_problem_naming_its_file(store):
     assert check_store(store.path).problems == [
         {"file": relative, "offset": None, "message": f"sha256 mismatch: the blob's content is not {raw_id}'s"}]
     os.unlink(os.path.join(store.path, relative))
-    assert check_store(store.path).problems == [
-        {"file": relative, "offset": None, "message": f"blob of {raw_id} is missing"}]
+    marker, *problems = check_store(store.path).problems  # the first check marked the store damaged
+    assert marker["file"] == DAMAGE_FILE and "sha256 mismatch" in marker["message"]
+    assert problems == [{"file": relative, "offset": None, "message": f"blob of {raw_id} is missing"}]
 
 
 def test_a_wrong_reference_count_is_a_problem_naming_the_record(store):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memctl.ingest.api import ingest_paths
 from memctl.memory import Memory
 from memctl.recall.pipeline import Recaller, Request
@@ -48,6 +50,18 @@ def samples_store(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("samples") / "home"
     build(home, SAMPLES)
     return home
+
+
+@pytest.fixture(scope="module")
+def samples_home(tmp_path_factory) -> Path:
+    """The samples store of a test module (import this fixture with `recall_command`)."""
+    return samples_store(tmp_path_factory)
+
+
+@pytest.fixture(name="recall")
+def recall_command(cli, samples_home):
+    """`memctl recall ARGS…` on the samples store, through CliRunner (the fixture `recall`)."""
+    return lambda *arguments, input=None: cli("--home", str(samples_home), "recall", *arguments, input=input)
 
 
 def dialogue_store(tmp_path: Path, convert: bool = True) -> Path:

@@ -64,7 +64,7 @@ def _check_snippets(home, answer: dict) -> None:
 
 def test_json_schema(run):
     answer = _json(run("Kyoto peanut allergy", "--json", "--top", "5"))
-    assert set(answer) == {"query", "results", "trace"}
+    assert set(answer) == {"query", "results", "packing", "trace"}
     assert answer["query"] == "Kyoto peanut allergy"
     assert 1 <= len(answer["results"]) <= 5
     for card in answer["results"]:
@@ -83,17 +83,18 @@ def test_json_schema(run):
 
 # The `recall --json` schema of README.md: (keys always printed, keys printed only sometimes) per object.
 DOCUMENTED = {
-    "answer": ({"query", "results", "trace"}, set()),
+    "answer": ({"query", "results", "packing", "trace"}, set()),
+    "packing": ({"budget", "tokens", "matched", "dropped", "smallest_dropped"}, set()),
     "card": ({"id", "type", "title", "text", "score", "scores", "path", "citations", "tokens"}, {"supports"}),
     "scores": ({"bm25", "vec", "ppr", "weight"}, {"recency"}),
     "citation": ({"raw_id", "offset", "length", "source_id", "ts", "snippet"}, {"error"}),
-    "matched node": ({"id", "type", "title", "matched"}, set()),
+    "matched node": ({"id", "type", "title", "matched", "words", "fields"}, set()),
     "node": ({"id", "type", "title"}, set()),
     "edge": ({"edge", "kind"}, set()),
     "trace": ({"total_ms", "variant", "lambda", "fallbacks", "stages"}, set()),
     "fallback": ({"name", "reason"}, set()),
     "stage": ({"name", "ms", "candidates", "top", "notes"}, set()),
-    "batch line": ({"id", "results"}, {"trace"}),
+    "batch line": ({"id", "results", "packing"}, {"trace"}),
 }
 
 
@@ -119,6 +120,7 @@ def test_printed_keys_are_the_readme_schema(run, tmp_path):
     for arguments in queries:
         answer = _json(run(*arguments, "--json"))
         _conforms(answer, "answer", seen)
+        _conforms(answer["packing"], "packing", seen)
         for card in answer["results"]:
             _conforms(card, "card", seen)
             _conforms(card["scores"], "scores", seen)
@@ -168,7 +170,7 @@ def test_batch_queries_one_line_each_in_order(run, tmp_path):
     assert result.exit_code == 0, result.stderr
     printed = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["id"] for line in printed] == ["q1", 2, "q3"]
-    assert all(set(line) == {"id", "results"} for line in printed)
+    assert all(set(line) == {"id", "results", "packing"} for line in printed)
     assert len(printed[1]["results"]) == 2 and len(printed[0]["results"]) <= 5
     assert {card["type"] for card in printed[2]["results"]} == {"Episode"}
     from_stdin = run("batch", "-", "--json", "--top", "5", input=batch.read_text(encoding="utf-8"))

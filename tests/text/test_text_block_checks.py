@@ -14,7 +14,7 @@ import pytest
 
 from engine.check import check_store
 from engine.errors import CorruptionError
-from engine.format import SEGMENT_CHECKSUM_BLOCK_BYTES, SEGMENT_DIR
+from engine.format import DAMAGE_FILE, SEGMENT_CHECKSUM_BLOCK_BYTES, SEGMENT_DIR
 from engine.segment import Segment
 from engine.store import Store
 from engine.text.index import TextIndex
@@ -130,7 +130,9 @@ def test_a_flipped_byte_in_postings_a_query_reads_is_corruption(pristine, tmp_pa
         search(path, f"{intact_term} {damaged_term}", kernels)
     assert (caught.value.path, caught.value.offset) == (segment_path, block_offset)
     assert "'postings'" in caught.value.reason
-    assert [problem["offset"] for problem in check_store(path).problems] == [block_offset]
+    # The failed search marked the store damaged: check reports the marker, then the block.
+    assert [(problem["file"] == DAMAGE_FILE, problem["offset"]) for problem in check_store(path).problems] == \
+        [(True, None), (False, block_offset)]
 
 
 def test_a_flipped_byte_in_the_key_block_of_a_hit_is_corruption(pristine, tmp_path):

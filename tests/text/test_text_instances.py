@@ -10,6 +10,7 @@ import pytest
 from engine import manifest as manifest_module
 from engine.check import check_store
 from engine.errors import CorruptionError, InputError
+from engine.format import DAMAGE_FILE
 from engine.store import Store
 from engine.text.index import TextIndex
 from engine.text.kind import TextKind
@@ -119,8 +120,9 @@ def test_a_manifest_naming_a_segment_of_another_kind_as_an_instance_is_corrupt(s
     for writable in (False, True):
         with pytest.raises(CorruptionError, match="names 'graph' as the owner of a 'text.postings' segment"):
             Store.open(store.path, writable=writable)
-    assert [problem["message"] for problem in check_store(store.path).problems] == [
-        "the MANIFEST names 'graph' as the owner of a 'text.postings' segment"]
+    marker, problem = check_store(store.path).problems  # the failed opens marked the store damaged
+    assert marker["file"] == DAMAGE_FILE
+    assert problem["message"] == "the MANIFEST names 'graph' as the owner of a 'text.postings' segment"
 
 
 @pytest.mark.parametrize("table, reason", [

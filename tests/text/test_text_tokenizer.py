@@ -73,6 +73,9 @@ def test_bigram_fallback(tmp_path):
     assert bigrams.cjk_mode == CJK_MODE_BIGRAM
     assert pairs(bigrams, "蓝牙打不开") == [("蓝牙", 0), ("牙打", 1), ("打不", 2), ("不开", 3)]
     assert bigrams.query_tokens("蓝牙打不开", cjk_mode=CJK_MODE_BIGRAM)[0] == ["蓝牙", "牙打", "打不", "不开"]
+    assert pairs(bigrams, "的") == []  # a run of one stop word
+    assert pairs(Tokenizer(cjk=CJK_MODE_BIGRAM, stopwords_zh=["打不"]), "蓝牙打不开") == [("蓝牙", 0), ("牙打", 1),
+                                                                                       ("不开", 3)]
 
 
 def test_stop_word_lists_can_be_replaced():

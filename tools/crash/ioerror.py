@@ -2,8 +2,8 @@
 
     python tools/crash/ioerror.py --seed S [--count MAX_N] [--only CASE]
 
-Operations: commit, flush, compact, raw (a batch storing a blob), open (recovery of a store with a torn WAL
-tail and obsolete files) and create (a new store). For each operation, each file-operation type it uses
+Operations: commit, flush, compact, rebuild (every segment again from the records), raw (a batch storing a
+blob), open (recovery of a store with a torn WAL tail and obsolete files) and create (a new store). For each operation, each file-operation type it uses
 (write, fsync, rename, fsync_dir, open_new, unlink, mkdir, truncate, open_append), each error (ENOSPC, EIO;
 a failing write first writes half its data) and each mode (the Nth call fails once; every call from the
 Nth on fails), N runs from 1 until the operation completes without meeting an injected error.
@@ -37,7 +37,7 @@ from tools.testing.workload import (  # noqa: E402
     verify_alternatives,
 )
 
-OPERATIONS = ("commit", "flush", "compact", "raw", "open", "create")
+OPERATIONS = ("commit", "flush", "compact", "rebuild", "raw", "open", "create")
 ERRORS = {
     "write": (errno.ENOSPC, errno.EIO),
     "fsync": (errno.EIO, errno.ENOSPC),
@@ -100,7 +100,7 @@ class Trial:
         if self.operation in ("open", "create"):
             return
         self.store = Store.open(self.store_path, holder="ioerror trial")
-        if self.operation in ("flush", "compact"):
+        if self.operation in ("flush", "compact", "rebuild"):
             operations = batch_operations(self.seed, self.number)
             apply_to_store(self.store, operations)
             self._acknowledge(operations)
@@ -124,10 +124,8 @@ class Trial:
                 self.number += 1
                 raise
             self._acknowledge(operations)
-        elif self.operation == "flush":
-            self.store.flush()
         else:
-            self.store.compact()
+            getattr(self.store, self.operation)()  # flush, compact or rebuild
 
     def commit_after(self) -> bool:
         """One more batch on the same handle; True when it was acknowledged."""

@@ -9,12 +9,15 @@ CURRENT. Offsets: every byte of the file when it is under 64 KiB, else every byt
 the end. --count (and --wal-count for the WAL) caps the offsets per file for CI: the ones within --near (16)
 bytes of a record, fragment or block boundary are always kept, the rest are a seeded sample.
 
-Verdicts. WAL: no exception anywhere; reader, writer (recovery) and reader again all answer exactly the
-state of the complete records before the cut (the reference store's model, or for --store a copy cut at
-the last record boundary): every record and counter, and for the first cut that leaves each record prefix
-the text and graph answers too (they are a function of the records and the segments); check_store reports
-no problem before or after recovery. Segment, MANIFEST, CURRENT: every open raises a CorruptionError naming the file, check_store reports a problem, a refused
-writer open modifies nothing, and a segment read directly (Segment.open) is refused too.
+Verdicts. WAL cut at or above the MANIFEST's checkpoint (`wal_size`, engine/wal_checkpoint.py: the bytes synced
+when it was published; a cut there is what a crash mid-append leaves): no exception anywhere; reader, writer
+(recovery) and reader again all answer exactly the state of the complete records before the cut (the
+reference store's model, or for --store a copy cut at the last record boundary): every record and counter, and
+for the first cut that leaves each record prefix the text and graph answers too (they are a function of the
+records and the segments); check_store reports no problem before or after recovery. WAL cut below the
+checkpoint (acknowledged batches lost), segment, MANIFEST, CURRENT: every open raises a CorruptionError naming
+the file, check_store reports a problem, a refused writer open modifies nothing, and a segment read directly
+(Segment.open) is refused too.
 
 Two reference stores are swept: a compacted one with a short WAL, and one with two segments and a WAL
 whose second-to-last batch spans several 32 KiB blocks.
@@ -70,9 +73,16 @@ class WalOracle:
     """The answers a store must give when its WAL is cut at an offset."""
 
     def __init__(self, store: str, relative: str, data: bytes, pristine: dict, model: reference.Reference | None):
+        from engine import manifest as manifest_module
+
         self.store, self.relative, self.data, self.pristine, self.model = store, relative, data, pristine, model
         self.records = reference.wal_records(data)
         self._cache: dict = {}
+        self.checkpoint = manifest_module.load(store, manifest_module.read_current(store)).wal_size
+
+    def refused(self, offset: int) -> bool:
+        """Whether the cut loses bytes the MANIFEST recorded as synced: damage, not a torn tail."""
+        return offset < self.checkpoint
 
     def complete(self, offset: int) -> int:
         """How many records lie whole before `offset`."""
@@ -135,6 +145,9 @@ def sweep_store(label: str, store: str, model, limits: tuple, rng, only, failure
         path = os.path.join(store, relative)
         data = pristine[relative]
         oracle = WalOracle(store, relative, data, pristine, model) if kind == "wal" else None
+        if oracle is not None:
+            failures.log(f"truncate.py: {label} wal: cuts below byte {oracle.checkpoint} (the MANIFEST's checkpoint) "
+                         "must be refused")
         limit = limits[1] if kind == "wal" and limits[1] is not None else limits[0]
         chosen = offsets(kind, data, limit, rng, near)
         # Derived answers are a function of the records and segments: every cut's records are read whole, and
@@ -147,12 +160,12 @@ def sweep_store(label: str, store: str, model, limits: tuple, rng, only, failure
             if only and only != case:
                 continue
             cases += 1
-            group = oracle.complete(offset) if oracle is not None else None
+            group = oracle.complete(offset) if oracle is not None and not oracle.refused(offset) else None
 
             def verdict():
-                observation = damage.observe(store, derived_answers=oracle is not None and group not in asked)
+                observation = damage.observe(store, derived_answers=group is not None and group not in asked)
                 asked.add(group)
-                if oracle is not None:
+                if oracle is not None and not oracle.refused(offset):
                     return judge_wal(observation, oracle.expected(offset))
                 problem = judge_refused(observation, relative)
                 if not problem and kind.startswith("segment:"):

@@ -166,7 +166,7 @@ class FaultOps(fs.FileOps):
 
     def _raise(self, injection: _Injection, operation: str, path: str):
         self.failures.append((operation, path, injection.error))
-        raise OSError(injection.error, f"{os.strerror(injection.error)} (injected at {operation} {path})")
+        raise fs.named_error(OSError(injection.error, f"{os.strerror(injection.error)} (injected)"), operation, path)
 
     # --- FileOps -------------------------------------------------------------------------------------
 

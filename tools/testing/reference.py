@@ -46,10 +46,13 @@ class Reference:
 
 
 def build(path: str, seed: int, flushed: int = 10, tail: int = 6, big_tail: bool = False,
-          compact: bool = True) -> Reference:
+          compact: bool = True, unchecked: int = 2) -> Reference:
     """Batches 1..flushed go into segments (a flush halfway, then a compaction, or a second flush without
     `compact`), the next `tail` stay in the WAL; `big_tail` makes the second-to-last tail batch span several WAL blocks.
-    Every batch writes text documents and graph changes, so every flush writes a segment of each kind."""
+    Every batch writes text documents and graph changes, so every flush writes a segment of each kind. The last
+    `unchecked` batches are written by a writer that dies before it closes: the MANIFEST's WAL checkpoint
+    (engine/wal_checkpoint.py), published by the writer before it, covers the batches before them only, so a
+    cut among them is a torn tail and a cut below them is damage."""
     from engine.store import Store
 
     model = Model()
@@ -58,6 +61,9 @@ def build(path: str, seed: int, flushed: int = 10, tail: int = 6, big_tail: bool
     try:
         reference.states.append(fingerprint(store))
         for number in range(1, flushed + tail + 1):
+            if number == flushed + tail - unchecked + 1:
+                store.close()  # publishes the checkpoint
+                store = Store.open(path, writable=True, holder="reference")
             operations = [operation for operation in batch_operations(seed, number, big_values=False, dense=True)
                           if not operation[0].startswith("raw_")]
             if big_tail and number == flushed + tail - 1:
@@ -69,6 +75,7 @@ def build(path: str, seed: int, flushed: int = 10, tail: int = 6, big_tail: bool
                 store.flush()
             elif number == flushed:
                 store.compact() if compact else store.flush()
+        store.fail(RuntimeError("the reference writer dies before it closes"))  # no checkpoint at close
     finally:
         store.close()
     reference.model = model

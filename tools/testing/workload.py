@@ -30,6 +30,7 @@ BIG_VALUE_BYTES = 40_000
 # Recovery's failpoints must be reached whatever the seed (a run of 60 batches without a random reopen
 # happens for one seed in eleven).
 REOPEN_AT_LEAST_EVERY = 20
+REBUILD_AT_LEAST_EVERY = 25  # likewise for the failpoints of a rebuild
 RAW_POOL = 12  # larger than a WAL block: the batch is split into FIRST/MIDDLE/LAST fragments
 
 
@@ -340,7 +341,8 @@ def _require_clean(report, label: str) -> None:
 
 
 def schedule(seed: int, start: int, count: int):
-    """Steps after batch numbers start..start+count-1: ("batch", n) | ("flush",) | ("compact",) | ("reopen",)."""
+    """Steps after batch numbers start..start+count-1: ("batch", n) | ("flush",) | ("compact",) | ("rebuild",)
+    | ("reopen",)."""
     for number in range(start, start + count):
         yield ("batch", number)
         roll = random.Random(f"step:{seed}:{number}").random()
@@ -350,6 +352,8 @@ def schedule(seed: int, start: int, count: int):
             yield ("compact",)
         elif roll < 0.24 or number % REOPEN_AT_LEAST_EVERY == 0:
             yield ("reopen",)
+        elif roll < 0.28 or number % REBUILD_AT_LEAST_EVERY == 0:
+            yield ("rebuild",)
 
 
 class Progress:
