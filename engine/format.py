@@ -79,6 +79,10 @@ RECORDS_LAYOUT_BLOCKS = 2
 # Measured on the records of LoCoMo dev after R2G: 16 / 32 / 64 KiB blocks compress to 24% / 22% / 21% of
 # the rows' bytes at level 3, and a point read decompresses one block (about 30 µs at 32 KiB).
 RECORDS_BLOCK_BYTES = 32 << 10
+# A compaction's blocks, read more than they are written: at level 9, 32 / 64 / 128 KiB blocks of the same
+# records take 4.91 / 4.55 / 4.26 MB (128 KiB: 13% less, and less time to compress), a block about 0.1 ms
+# to decompress (tools/bench/size_bench.py measures cold recall).
+RECORDS_COMPACTION_BLOCK_BYTES = 128 << 10
 # A block frame declaring more decompressed bytes than this is corruption (one record is at most a WAL batch).
 RECORDS_MAX_BLOCK_BYTES = 2 << 30
 # Decompressed blocks a store keeps for later reads (a point read of a cached block decompresses nothing).

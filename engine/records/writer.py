@@ -9,7 +9,13 @@ import numpy as np
 import zstandard
 
 from engine.codec import pack
-from engine.format import RECORDS_BLOCK_BYTES, RECORDS_LAYOUT_BLOCKS, SEGMENT_COMPACTION_LEVEL, SEGMENT_FLUSH_LEVEL
+from engine.format import (
+    RECORDS_BLOCK_BYTES,
+    RECORDS_COMPACTION_BLOCK_BYTES,
+    RECORDS_LAYOUT_BLOCKS,
+    SEGMENT_COMPACTION_LEVEL,
+    SEGMENT_FLUSH_LEVEL,
+)
 from engine.records.blocks import encode_block
 from engine.records.filter import FILTER_PROBES, build_filter
 from engine.records.rows import TOMBSTONE, composite_key, composite_keys, key_hashes
@@ -125,7 +131,7 @@ def merge_records(writer, segments: list, tables: dict | None = None, packed: di
     value. Newer versions shadow older ones; tombstones and what they hide are dropped. Returns the row count.
     The segment holds no filter: it is the store's only one until the next flush, so an absent key costs one
     block."""
-    blocks = BlockWriter(writer, SEGMENT_COMPACTION_LEVEL, filtered=False)
+    blocks = BlockWriter(writer, SEGMENT_COMPACTION_LEVEL, filtered=False, block_bytes=RECORDS_COMPACTION_BLOCK_BYTES)
     sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments), start=1)]
     if tables:
         sources.append(_memtable_rows(tables, packed or {}))

@@ -5,6 +5,7 @@ every stored analysis signature carries the stop-word hash of the packaged lists
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from engine.codec import pack
 from engine.records.blocks import encode_block
+from engine.store import Store
 from memctl.cli.app import app
 from msgpack_profile import decode
 from spec_reader import (
@@ -98,18 +100,28 @@ def test_the_manifest_records_the_live_wal_its_writers_left(samples_store):
     assert "resolved_damage" not in fields
 
 
-def test_every_records_segment_is_cut_into_blocks_as_the_spec_says(samples_store):
+def test_every_records_segment_is_cut_into_blocks_as_the_spec_says(samples_store, tmp_path):
     """Layout 2 (decoded by spec_reader from section 4 alone): a block ends with the row that takes its keys and
-    values to RECORDS_BLOCK_BYTES or more, never earlier, never later; only the last block may stay below."""
-    block_bytes = int(spec_sentence(r"RECORDS_BLOCK_BYTES \((\d+) KiB\)")[1]) * 1024
-    paths = segment_paths(samples_store, "records")
-    assert paths
+    values to the mark or more, never earlier, never later; only the last block may stay below. The mark is
+    RECORDS_BLOCK_BYTES in a flush's segment (which has a filter), RECORDS_COMPACTION_BLOCK_BYTES in a
+    compaction's (which has none)."""
+    marks = {True: int(spec_sentence(r"RECORDS_BLOCK_BYTES \((\d+) KiB\)")[1]) * 1024,
+             False: int(spec_sentence(r"RECORDS_COMPACTION_BLOCK_BYTES\s+\((\d+) KiB\)")[1]) * 1024}
+    compacted = str(tmp_path / "compacted")
+    shutil.copytree(samples_store, compacted)
+    with Store.open(compacted) as store:
+        store.compact()
+    paths = segment_paths(samples_store, "records") + segment_paths(compacted, "records")
+    kinds = set()
     for path in paths:
-        records = RecordsSegment(path)  # a flush's: its filter is checked bit for bit as the spec builds it
-        assert records.layout == 2 and len(records.block_bytes) > 1 and records.has_filter
+        records = RecordsSegment(path)  # a flush's filter is checked bit for bit as the spec builds it
+        assert records.layout == 2 and len(records.block_bytes) > 1
+        kinds.add(records.has_filter)
+        mark = marks[records.has_filter]
         for total, last_row in records.block_bytes[:-1]:
-            assert total - last_row < block_bytes <= total
-        assert records.block_bytes[-1][0] - records.block_bytes[-1][1] < block_bytes
+            assert total - last_row < mark <= total
+        assert records.block_bytes[-1][0] - records.block_bytes[-1][1] < mark
+    assert kinds == {True, False}
 
 
 def test_the_block_example_of_the_spec():
