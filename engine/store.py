@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import heapq
 import itertools
 import operator
 import os
@@ -68,6 +67,7 @@ from engine.records import (
     key_hash,
     key_hashes,
     merge_records,
+    newest_versions,
     open_segment,
     write_records,
 )
@@ -576,11 +576,7 @@ class Store:
             sources.append(_ranked(sorted((key, value) for key, value in rows.items() if key.startswith(prefix)), 0))
         for rank, segment in enumerate(reversed(self.records), start=1):
             sources.append(_ranked(segment.iterate(table, prefix), rank))
-        previous = _MISSING
-        for key, _rank, value in heapq.merge(*sources):
-            if key == previous:
-                continue  # an older version of a key already yielded (or deleted)
-            previous = key
+        for key, value in newest_versions(sources):
             if value is not TOMBSTONE:
                 yield key, value
 

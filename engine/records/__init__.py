@@ -17,11 +17,11 @@ from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import RECORDS_LAYOUT_BLOCKS
 from engine.records.blocks import BlockCache, BlockRecords
 from engine.records.hashed import HashedRecords
-from engine.records.rows import TOMBSTONE, Tombstone, composite_key, key_hash, key_hashes
+from engine.records.rows import TOMBSTONE, Tombstone, composite_key, key_hash, key_hashes, newest_versions
 from engine.records.writer import merge_records, write_records
 
 __all__ = ["TOMBSTONE", "BlockCache", "Tombstone", "composite_key", "key_hash", "key_hashes", "merge_records",
-           "open_segment", "write_records"]
+           "newest_versions", "open_segment", "write_records"]
 
 
 def open_segment(segment, cache: BlockCache | None = None):

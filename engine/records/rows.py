@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import heapq
 import operator
 
 import numpy as np
@@ -42,6 +43,19 @@ def composite_keys(table: str, keys: list) -> list:
     data = (prefix + joined).encode("ascii")
     ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)) + len(prefix)).tolist()
     return list(map(data.__getitem__, map(slice, [0] + ends[:-1], ends)))
+
+
+def newest_versions(sources: list):
+    """(key, value) of each key's newest version across `sources`, iterators of (key, rank, value) in key order
+    where a lower rank is newer: what a scan serves and a compaction keeps (tombstones included)."""
+    previous = _MISSING
+    for key, _rank, value in heapq.merge(*sources):
+        if key != previous:  # else an older version of a key already taken
+            previous = key
+            yield key, value
+
+
+_MISSING = object()
 
 
 def table_of(composite: bytes) -> str:

@@ -3,8 +3,6 @@ segments, streamed into compressed blocks so that neither holds the segment's by
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 import zstandard
 
@@ -18,7 +16,7 @@ from engine.format import (
 )
 from engine.records.blocks import encode_block
 from engine.records.filter import FILTER_PROBES, build_filter
-from engine.records.rows import TOMBSTONE, composite_key, composite_keys, key_hashes
+from engine.records.rows import TOMBSTONE, composite_key, composite_keys, key_hashes, newest_versions
 
 
 class BlockWriter:
@@ -135,11 +133,7 @@ def merge_records(writer, segments: list, tables: dict | None = None, packed: di
     sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments), start=1)]
     if tables:
         sources.append(_memtable_rows(tables, packed or {}))
-    previous = None
-    for composite, _rank, packed_value in heapq.merge(*sources):
-        if composite == previous:
-            continue  # an older version of a key already taken (or dropped)
-        previous = composite
+    for composite, packed_value in newest_versions(sources):
         if packed_value is not None:
             blocks.add(composite, packed_value)
     return blocks.finish()
