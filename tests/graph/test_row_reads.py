@@ -121,7 +121,8 @@ def test_a_damaged_stored_block_of_a_compressed_column_fails_only_the_reads_of_i
         edges_of(path, NODES_COMPRESSED - 1, side)
     assert caught.value.path == segment_path and f"'{column}'" in caught.value.reason
     assert edges_of(path, 0, side) == expected_first  # its frames lie in the first stored block
-    assert [problem["file"] for problem in check_store(path).problems] == [os.path.relpath(segment_path, path)]
+    assert [problem["file"] for problem in check_store(path).problems] == \
+        [DAMAGE_FILE, os.path.relpath(segment_path, path)]
 
 
 @pytest.mark.parametrize("column", ["in.neighbor", "in.edge_type", "in.indptr"])
