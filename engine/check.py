@@ -12,12 +12,10 @@ import os
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from engine import damage, kinds, manifest as manifest_module, wal, wal_checkpoint
 from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import DAMAGE_FILE, KIND_RECORDS, NUMBER_DIGITS, SEGMENT_DIR, WAL_DIR
-from engine.records import RecordsSegment
+from engine.records import open_segment
 from engine.segment import Segment
 
 _NUMBERED = re.compile(rf"^(\d{{{NUMBER_DIGITS},}})\.")
@@ -131,7 +129,7 @@ def _check_segments(report: Report, manifest) -> dict:
             # Column checks first: they name the damaged column's offset; the whole-file CRC cannot.
             segment.verify()
             if segment.kind == KIND_RECORDS:
-                _check_records(RecordsSegment(segment))
+                open_segment(segment).check()
             if segment.file_crc() != entry.get("crc"):
                 raise CorruptionError(path, None, "file checksum differs from the MANIFEST's")
         except CorruptionError as error:
@@ -143,21 +141,6 @@ def _check_segments(report: Report, manifest) -> dict:
         if name not in seen:
             report.note(os.path.join(SEGMENT_DIR, name), "not named by the MANIFEST; the next writer removes it")
     return opened
-
-
-def _check_records(records: RecordsSegment) -> None:
-    records._load()
-    hashes, key_offsets = records.segment.column("hashes"), records.segment.column("key_offsets")
-    if len(hashes) > 1 and bool(np.any(hashes[1:] < hashes[:-1])):
-        raise CorruptionError(records.path, None, "record hashes are not sorted")
-    if len(key_offsets) > 1 and bool(np.any(key_offsets[1:] < key_offsets[:-1])):
-        raise CorruptionError(records.path, None, "record key offsets decrease")
-    for table, (start, end) in records.tables.items():
-        if not 0 <= start <= end <= records.count:
-            raise CorruptionError(records.path, None, f"table {table!r} rows {start}..{end} out of range")
-        keys = [records._key_at(row) for row in range(start, end)]
-        if keys != sorted(keys) or len(set(keys)) != len(keys):
-            raise CorruptionError(records.path, None, f"keys of table {table!r} are not strictly sorted")
 
 
 def _check_wal(report: Report, manifest) -> None:

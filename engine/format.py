@@ -64,10 +64,29 @@ SEGMENT_MAX_DIRECTORY_BYTES = 64 << 20
 # to load), and checked reads after them cost least with 64 KiB.
 SEGMENT_CHECKSUM_BLOCK_BYTES = 64 << 10
 SEGMENT_MAX_CHECKSUM_BLOCK_BYTES = 1 << 30
+# zstd levels of what segments compress (records blocks, and the columns of derived kinds' segments that pay):
+# a flush runs inside a write command; a compaction runs apart, and its segments are read many times.
+SEGMENT_FLUSH_LEVEL = 3
+SEGMENT_COMPACTION_LEVEL = 9
 
 # Segment kinds written by the core store (derived kinds register their own names).
 KIND_RECORDS = "records"
 RECORD_FLAG_TOMBSTONE = 1
+# Records segments (MANIFEST.spec section 4) are written in layout 2: rows in zstd-compressed blocks found by
+# their first keys. Layout 1 (every key and value as is, found by 64-bit key hashes) is still read.
+RECORDS_LAYOUT_BLOCKS = 2
+# A block is cut once its rows' keys and values reach this many bytes (the last row may take it past).
+# Measured on the records of LoCoMo dev after R2G: 16 / 32 / 64 KiB blocks compress to 24% / 22% / 21% of
+# the rows' bytes at level 3, and a point read decompresses one block (about 30 µs at 32 KiB).
+RECORDS_BLOCK_BYTES = 32 << 10
+# A compaction's blocks, read more than they are written: at level 9, 32 / 64 / 128 KiB blocks of the same
+# records take 4.91 / 4.55 / 4.26 MB (128 KiB: 13% less, and less time to compress), a block about 0.1 ms
+# to decompress (tools/bench/size_bench.py measures cold recall).
+RECORDS_COMPACTION_BLOCK_BYTES = 128 << 10
+# A block frame declaring more decompressed bytes than this is corruption (one record is at most a WAL batch).
+RECORDS_MAX_BLOCK_BYTES = 2 << 30
+# Decompressed blocks a store keeps for later reads (a point read of a cached block decompresses nothing).
+RECORDS_CACHE_BYTES = 32 << 20
 
 # --- owners: derived kinds and their instances (engine/kinds.py; MANIFEST.spec section 4a) --------------
 # An owner is a derived kind's unnamed instance, "<kind>", or a named one, "<kind>:<instance>". Its record

@@ -26,6 +26,7 @@ import numpy as np
 
 from engine import fs
 from engine.codec import crc32, crc32_combine, pack, unpack
+from engine.column_codec import CompressedColumn, compress_column
 from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import (
     FORMAT_VERSION,
@@ -56,11 +57,13 @@ def encode_segment_header(kind: str) -> bytes:
 
 
 class SegmentWriter:
-    """Streams columns into a temp file next to `path`; `finish()` publishes it durably."""
+    """Streams columns into a temp file next to `path`; `finish()` publishes it durably. compression: the zstd
+    level of columns stored compressed where it pays (engine.column_codec), None to store every column as is."""
 
-    def __init__(self, path: str, kind: str):
+    def __init__(self, path: str, kind: str, compression: int | None = None):
         self.path = path
         self.kind = kind
+        self.compression = compression
         self._temp = path + TEMP_SUFFIX
         fs.remove(self._temp)
         self._fd = fs.ops.open_new(self._temp)
@@ -86,14 +89,28 @@ class SegmentWriter:
         padding = -self._size % SEGMENT_COLUMN_ALIGNMENT
         if padding:
             self._write(bytes(padding))
-        flat = np.ascontiguousarray(array.reshape(-1))
-        data = flat.view(np.uint8) if flat.size else b""
+        compressed = compress_column(array, self.compression) if self.compression is not None else None
+        if compressed is not None:
+            frames, codec = compressed
+            data = b"".join(frames)
+        else:
+            flat = np.ascontiguousarray(array.reshape(-1))
+            data = flat.view(np.uint8) if flat.size else b""
         crcs = block_crcs(data)
-        self._columns.append([name, array.dtype.str, list(array.shape), self._size, len(data), crcs])
+        entry = [name, array.dtype.str, list(array.shape), self._size, len(data), crcs]
+        self._columns.append(entry + [codec] if compressed is not None else entry)
         self._write(data, _crc_of_blocks(crcs, len(data)))
 
     def add_bytes(self, name: str, data: bytes) -> None:
         self.add_column(name, np.frombuffer(data, dtype=np.uint8))
+
+    def byte_stream(self, name: str) -> "ByteColumnStream":
+        """A |u1 column written piece by piece (`write`, then `close`) instead of held whole in memory: a
+        compaction streams its largest column. No other column may be added while it is open."""
+        padding = -self._size % SEGMENT_COLUMN_ALIGNMENT
+        if padding:
+            self._write(bytes(padding))
+        return ByteColumnStream(self, name, self._size)
 
     def set_meta(self, meta: dict) -> None:
         self._meta = meta
@@ -127,6 +144,39 @@ class SegmentWriter:
         fs.remove(self._temp)
 
 
+class ByteColumnStream:
+    """One |u1 column of a SegmentWriter, appended piece by piece; its checksum blocks are computed as the bytes
+    go by, so the column is never held whole."""
+
+    def __init__(self, writer: SegmentWriter, name: str, offset: int):
+        self._writer = writer
+        self._name = name
+        self._offset = offset
+        self.length = 0
+        self._crcs: list = []  # CRCs of the finished checksum blocks
+        self._open_crc = 0  # CRC of the bytes of the block being filled
+
+    def write(self, data) -> None:
+        view = memoryview(data).cast("B")
+        position = 0
+        while position < len(view):
+            filled = self.length % SEGMENT_CHECKSUM_BLOCK_BYTES
+            piece = view[position: position + SEGMENT_CHECKSUM_BLOCK_BYTES - filled]
+            crc = crc32(piece)
+            self._writer._write(piece, crc)
+            self._open_crc = crc32_combine(self._open_crc, crc, len(piece)) if filled else crc
+            self.length += len(piece)
+            position += len(piece)
+            if self.length % SEGMENT_CHECKSUM_BLOCK_BYTES == 0:
+                self._crcs.append(self._open_crc)
+
+    def close(self) -> None:
+        if self.length % SEGMENT_CHECKSUM_BLOCK_BYTES:
+            self._crcs.append(self._open_crc)
+        crcs = np.array(self._crcs, dtype="<u4").tobytes()
+        self._writer._columns.append([self._name, "|u1", [self.length], self._offset, self.length, crcs])
+
+
 class _Blocks:
     """Which checksum blocks of one column this process has verified."""
 
@@ -141,11 +191,13 @@ class _Blocks:
 class Segment:
     """A published segment, mapped read-only."""
 
-    def __init__(self, path: str, kind: str, meta: dict, columns: dict, buffer, block: int | None):
+    def __init__(self, path: str, kind: str, meta: dict, columns: dict, buffer, block: int | None,
+                 compressed: dict | None = None):
         self.path = path
         self.kind = kind
         self.meta = meta
-        self._columns = columns  # name → (dtype, shape, offset, length, block CRCs as u32 LE bytes)
+        self._columns = columns  # name → (dtype, shape, offset, stored length, block CRCs as u32 LE bytes)
+        self._compressed = compressed  # name → CompressedColumn, of the columns stored compressed
         self._buffer = buffer
         self._view = memoryview(buffer)
         self._block = block  # None: a version-1 segment, one block per column
@@ -172,17 +224,23 @@ class Segment:
         if not isinstance(entries, list) or not isinstance(meta, dict):
             raise CorruptionError(path, None, "segment directory lacks a column list or a meta map")
         block = _checksum_block(directory, path)
-        columns = {}
+        columns, compressed = {}, {}
         for entry in entries:
-            name, *column = _column_entry(entry, path, size, block)
+            name, *column, codec = _column_entry(entry, path, size, block)
             columns[name] = tuple(column)
-        return cls(path, kind, meta, columns, buffer, block)
+            if codec is not None:
+                compressed[name] = codec
+        return cls(path, kind, meta, columns, buffer, block, compressed)
 
     def names(self) -> list[str]:
         return list(self._columns)
 
     def has(self, name: str) -> bool:
         return name in self._columns
+
+    def column_offset(self, name: str) -> int:
+        """File offset of the column's first byte (for errors naming where damage is)."""
+        return self._entry(name)[2]
 
     def _entry(self, name: str) -> tuple:
         try:
@@ -192,18 +250,30 @@ class Segment:
 
     def column(self, name: str, verify: bool = True) -> np.ndarray:
         """The whole column; `verify` checks every block not yet checked. Readers that touch a small part of
-        a large column take it with verify=False and call `verify_items` for the part they read."""
+        a large column take it with verify=False and call `verify_items` for the part they read: of a compressed
+        column, only what `verify_items` (or a verified read) filled holds its data, the rest reads as zeros."""
         dtype, shape, offset, length, crcs = self._entry(name)
+        compressed = self._compressed.get(name)
+        if compressed is not None:
+            if verify and compressed.unfilled:
+                self._fill(name, compressed, range(len(compressed.filled)))
+            return compressed.data.view(dtype).reshape(shape)
         if verify and name not in self._complete:
             self._verify_blocks(name, 0, len(crcs) // 4)
         array = np.frombuffer(self._buffer, dtype=dtype, count=length // dtype.itemsize, offset=offset)
         return array.reshape(shape)
 
     def verify_items(self, name: str, start: int, stop: int) -> None:
-        """Check the blocks holding items [start, stop) of the flattened column (item = one dtype value)."""
+        """Check the blocks holding items [start, stop) of the flattened column (item = one dtype value); of a
+        compressed column, decompress the frames holding them (their stored blocks checked first)."""
         if name in self._complete:
             return
         dtype, _shape, _offset, length, _crcs = self._entry(name)
+        compressed = self._compressed.get(name)
+        if compressed is not None:
+            self._fill(name, compressed, compressed.frames_of(max(start, 0) * dtype.itemsize,
+                                                               min(stop * dtype.itemsize, compressed.logical_length)))
+            return
         first, end = max(start, 0) * dtype.itemsize, min(stop * dtype.itemsize, length)
         if first < end:
             block = self._block or length
@@ -213,6 +283,21 @@ class Segment:
             else:
                 self._verify_blocks(name, first, last + 1)
 
+    def _fill(self, name: str, compressed: CompressedColumn, frames) -> None:
+        """Decompress the `frames` of a compressed column not filled yet, each after checking the stored blocks
+        that hold its bytes."""
+        offset = self._columns[name][2]
+        block = self._block or self._columns[name][3]
+        for index in frames:
+            if compressed.filled[index]:
+                continue
+            start, end = compressed.starts[index], compressed.starts[index + 1]
+            if start < end:
+                self._verify_blocks(name, start // block, (end - 1) // block + 1)
+            compressed.fill(index, self._view[offset + start: offset + end])
+        if not compressed.unfilled:
+            self._complete.add(name)
+
     def verify_bisect(self, name: str, position: int) -> None:
         """Check the blocks a binary search (bisect_left) of a sorted 1-D column read to return `position`.
 
@@ -220,6 +305,8 @@ class Segment:
         so the check replays them after a fast search instead of slowing every probe down."""
         if name in self._complete:
             return
+        if name in self._compressed:
+            raise TypeError(f"column {name!r} is compressed: read it whole before a binary search")
         dtype, _shape, _offset, length, _crcs = self._entry(name)
         per_block = (self._block or length) // dtype.itemsize
         low, high = 0, length // dtype.itemsize
@@ -265,7 +352,7 @@ class Segment:
                                                                      f"{index} (file bytes {start}..{stop})"))
             verified[index] = 1
             blocks.unverified -= 1
-        if not blocks.unverified:
+        if not blocks.unverified and name not in self._compressed:  # a compressed one: once every frame is filled
             self._complete.add(name)
 
     def bytes(self, name: str) -> memoryview:
@@ -345,8 +432,9 @@ _DTYPE_TEXT = re.compile(r"[<>|][biufcmMOSUV]\d*(?:\[\w+\])?")
 
 
 def _column_entry(entry, path: str, size: int, block: int | None) -> tuple:
+    """(name, dtype, shape, offset, stored length, block CRCs, CompressedColumn or None) of a directory entry."""
     try:
-        name, dtype_text, shape, offset, length, crcs = entry
+        name, dtype_text, shape, offset, length, crcs, *codec = entry
         if type(dtype_text) is not str or not _DTYPE_TEXT.fullmatch(dtype_text):
             raise ValueError(dtype_text)
         dtype = np.dtype(dtype_text)
@@ -355,15 +443,16 @@ def _column_entry(entry, path: str, size: int, block: int | None) -> tuple:
         raise CorruptionError(path, None, f"segment directory entry {entry!r} is malformed") from None
     # The directory's CRC only proves it is what was written; a crafted one must still not reach numpy.
     if not all(type(value) is int for value in (offset, length)) or min(shape, default=0) < 0 \
-            or dtype.itemsize == 0 or type(name) is not str:
+            or dtype.itemsize == 0 or type(name) is not str or len(codec) > 1:
         raise CorruptionError(path, None, f"segment directory entry {entry!r} is malformed")
     if dtype.hasobject or offset < SEGMENT_HEADER_SIZE or offset + length > size - SEGMENT_FOOTER_SIZE:
         raise CorruptionError(path, offset, f"column {name!r} lies outside the segment body")
     expected = math.prod(shape) * dtype.itemsize
-    if expected != length:
+    compressed = CompressedColumn(codec[0], dtype, expected, length, path, offset) if codec else None
+    if compressed is None and expected != length:
         raise CorruptionError(path, offset, f"column {name!r}: shape {shape} needs {expected} bytes, has {length}")
-    if block is None and type(crcs) is int and 0 <= crcs < 1 << 32:  # version 1: the column is one block
-        return name, dtype, shape, offset, length, struct.pack("<I", crcs) if length else b""
+    if block is None and type(crcs) is int and 0 <= crcs < 1 << 32 and not codec:  # version 1: one block
+        return name, dtype, shape, offset, length, struct.pack("<I", crcs) if length else b"", None
     if block is None or type(crcs) is not bytes or len(crcs) != 4 * -(-length // block):
         raise CorruptionError(path, offset, f"column {name!r}: its block checksums do not cover its {length} bytes")
-    return name, dtype, shape, offset, length, crcs
+    return name, dtype, shape, offset, length, crcs, compressed

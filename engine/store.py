@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import heapq
 import itertools
 import operator
 import os
@@ -52,14 +51,26 @@ from engine.format import (
     OP_COUNTER,
     OP_DELETE,
     OP_PUT,
+    SEGMENT_COMPACTION_LEVEL,
     SEGMENT_DIR,
+    SEGMENT_FLUSH_LEVEL,
     TEMP_SUFFIX,
     WAL_DIR,
     WAL_HEADER_SIZE,
 )
 from engine.lock import GcLock, WriterLock
 from engine.manifest import Manifest
-from engine.records import TOMBSTONE, RecordsSegment, composite_key, key_hash, key_hashes, merge_records, write_records
+from engine.records import (
+    TOMBSTONE,
+    BlockCache,
+    composite_key,
+    key_hash,
+    key_hashes,
+    merge_records,
+    newest_versions,
+    open_segment,
+    write_records,
+)
 from engine.segment import Segment, SegmentWriter
 
 DEFAULT_FLUSH_BYTES = 8 << 20
@@ -156,7 +167,8 @@ class Store:
         self.flush_bytes = DEFAULT_FLUSH_BYTES
         self.close_flush_bytes = CLOSE_FLUSH_BYTES
         self.manifest: Manifest | None = None
-        self.records: list[RecordsSegment] = []  # oldest first
+        self.records: list = []  # readers of the records segments (engine.records.open_segment), oldest first
+        self.block_cache = BlockCache()  # their decompressed blocks
         self.kind_segments: dict[str, list[Segment]] = {}
         self.tables: dict[str, dict] = {}  # the memtable
         self.packed_values: dict[str, dict] = {}  # table -> key -> msgpack bytes of the memtable's value
@@ -298,7 +310,7 @@ class Store:
             if mismatch:
                 raise CorruptionError(segment.path, None, mismatch)
             if entry["kind"] == KIND_RECORDS:
-                self.records.append(RecordsSegment(segment))
+                self.records.append(open_segment(segment, self.block_cache))
             else:
                 self.kind_segments.setdefault(entry["owner"], []).append(segment)
 
@@ -564,11 +576,7 @@ class Store:
             sources.append(_ranked(sorted((key, value) for key, value in rows.items() if key.startswith(prefix)), 0))
         for rank, segment in enumerate(reversed(self.records), start=1):
             sources.append(_ranked(segment.iterate(table, prefix), rank))
-        previous = _MISSING
-        for key, _rank, value in heapq.merge(*sources):
-            if key == previous:
-                continue  # an older version of a key already yielded (or deleted)
-            previous = key
+        for key, value in newest_versions(sources):
             if value is not TOMBSTONE:
                 yield key, value
 
@@ -598,17 +606,18 @@ class Store:
         (engine/repair/ writes the records it salvaged so, then rebuilds from them)."""
         return self._segment_writer(kind)
 
-    def _segment_writer(self, kind: str) -> SegmentWriter:
+    def _segment_writer(self, kind: str, compression: int | None = None) -> SegmentWriter:
         name = f"{self._new_file_number():0{NUMBER_DIGITS}d}.{kind}.seg"
-        return SegmentWriter(os.path.join(self._segment_dir, name), kind)
+        return SegmentWriter(os.path.join(self._segment_dir, name), kind, compression)
 
-    def _write_derived(self, owner: str, produce) -> list:
+    def _write_derived(self, owner: str, produce, compression: int) -> list:
         """Run `produce(new_segment)` for a derived kind instance; return MANIFEST entries of what it wrote
-        (a segment's kind is "<kind>.<label>" whatever the instance: its entry's owner names the instance)."""
+        (a segment's kind is "<kind>.<label>" whatever the instance: its entry's owner names the instance), its
+        columns compressed at level `compression` where that pays."""
         written: list = []
 
         def new_segment(label: str) -> SegmentWriter:
-            writer = self._segment_writer(f"{kinds.kind_of(owner)}.{label}")
+            writer = self._segment_writer(f"{kinds.kind_of(owner)}.{label}", compression)
             written.append(writer)
             return writer
 
@@ -642,7 +651,7 @@ class Store:
             entry["owner"] = KIND_RECORDS
             new_entries.append(entry)
         for owner, produce in producers.items():
-            new_entries += self._write_derived(owner, produce)
+            new_entries += self._write_derived(owner, produce, SEGMENT_FLUSH_LEVEL)
         fs.failpoint("flush.after_segments")
         self._publish(self.manifest.segments + new_entries, rotate_wal=True)
         self.tables = {}
@@ -674,7 +683,8 @@ class Store:
             writer.abort()
         for owner, segments in self.kind_segments.items():
             kind_object = kinds.open_kind(self, owner)
-            entries += self._write_derived(owner, lambda factory: kind_object.compact(segments, factory))
+            entries += self._write_derived(owner, lambda factory: kind_object.compact(segments, factory),
+                                           SEGMENT_COMPACTION_LEVEL)
         fs.failpoint("compact.after_segments")
         self._publish(entries, rotate_wal=False)
 
@@ -722,7 +732,7 @@ class Store:
         for entry in manifest.segments:
             segment = Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
             if entry["kind"] == KIND_RECORDS:
-                self.records.append(RecordsSegment(segment))
+                self.records.append(open_segment(segment, self.block_cache))
             else:
                 self.kind_segments.setdefault(entry["owner"], []).append(segment)
         self.generation += 1
@@ -752,7 +762,8 @@ class Store:
         else:
             writer.abort()
         for owner, rows in self._rows_by_owner().items():
-            entries += self._write_derived(owner, functools.partial(kinds.open_kind(self, owner).rebuild, rows))
+            entries += self._write_derived(owner, functools.partial(kinds.open_kind(self, owner).rebuild, rows),
+                                           SEGMENT_COMPACTION_LEVEL)
         fs.failpoint("rebuild.after_segments")
         self._publish(entries, rotate_wal=new_wal_at_commit)
         self.tables = {}

@@ -12,7 +12,7 @@ from engine.errors import InputError
 from engine.format import DAMAGE_FILE, KIND_RECORDS
 from engine.lock import GcLock
 from engine.migration.protocol import stage_pending_steps
-from engine.records import RecordsSegment, merge_records
+from engine.records import merge_records, open_segment
 from engine.repair.raw import drop_unservable_chunks
 from engine.repair.records import RecordsLoss, salvage_segments
 from engine.repair.wal import WalLoss, salvage_batches
@@ -99,5 +99,6 @@ def _salvage_records(store: Store, loss: RecordsLoss, dry_run: bool, stack: Exit
         writer.abort()
         store.records = []
         return 0
-    store.records = [RecordsSegment(Segment.open(writer.path, expected_size=writer.finish()["size"]))]
+    salvaged = Segment.open(writer.path, expected_size=writer.finish()["size"])
+    store.records = [open_segment(salvaged, store.block_cache)]
     return rows

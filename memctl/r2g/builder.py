@@ -43,6 +43,7 @@ from memctl.language.lexicon import use_directory
 from memctl.node_documents import INDEXED_TYPES, node_document
 from memctl.r2g.rawturns import ChunkStart, conversations, walk, with_neighbors
 from memctl.r2g.recent import Recent
+from memctl.r2g.seen import SeenKeys
 from memctl.settings import resolve
 
 DONE_TABLE = "r2g.done"
@@ -82,7 +83,7 @@ class Builder:
         self.rewritten = None
         self.recent_nodes = RecentNodes(NODE_RECORDS_REMEMBERED, NODE_IDS_REMEMBERED)
         # A first conversion (the common bulk case) knows every node it did not write yet is absent.
-        self.run_nodes = set() if self.graph.node_ids_allocated() == 0 else None
+        self.run_nodes = SeenKeys() if self.graph.node_ids_allocated() == 0 else None
         self._new_draft()
 
     def _new_draft(self) -> None:

@@ -36,12 +36,12 @@ class RecentNodes:
 
 
 class GraphDraft:
-    """run_nodes: the keys of the nodes the run has written so far, when the graph was empty as it began (None
-    otherwise): a key not among them needs no lookup to be known absent. owned: the props and properties the
+    """run_nodes: the keys of the nodes the run has written so far (a SeenKeys), when the graph was empty as it
+    began (None otherwise): a key not among them needs no lookup to be known absent. owned: the props and properties the
     caller hands over are made for the draft and never changed afterwards (no tuples either), so the store
     keeps them as they are (Store.commit's owned). recent: RecentNodes of the run, which the commit adds to."""
 
-    def __init__(self, graph, index, rewritten: Rewritten | None = None, run_nodes: set | None = None,
+    def __init__(self, graph, index, rewritten: Rewritten | None = None, run_nodes=None,
                  owned: bool = False, recent: RecentNodes | None = None):
         self.graph = graph
         self.index = index
@@ -165,7 +165,7 @@ class GraphDraft:
             self.rewritten.nodes.update(self.nodes)
             self.rewritten.edges.update(self.edges)
         if self.run_nodes is not None:
-            self.run_nodes.update(self.nodes)
+            self.run_nodes.add_all(self.nodes)
         if self.recent is not None:
             self._remember(known.nodes)
 

@@ -15,6 +15,7 @@ from itertools import islice
 
 from memctl.r2g.linking import EventSignature, same_event
 from memctl.r2g.recent import Recent
+from memctl.r2g.seen import SeenKeys
 
 EVENT_TABLE = "r2g.event"
 MAX_ENTRIES = 64
@@ -30,7 +31,7 @@ class EventIndex:
         # again in most batches, and a store read probes one segment per flushed batch.
         self.recent = Recent(KEYS_REMEMBERED)
         # The keys written since this index was made, when the table was empty then: no lookup for the others.
-        self.written: set | None = set() if next(store.scan(EVENT_TABLE), None) is None else None
+        self.written: SeenKeys | None = SeenKeys() if next(store.scan(EVENT_TABLE), None) is None else None
 
     def same_events(self, fact_key: str, event: EventSignature) -> list:
         """Keys of recorded facts that are the same event as `event`; records `fact_key` for later ones."""
@@ -80,7 +81,7 @@ class EventIndex:
             draft.record(EVENT_TABLE, index_key, entries)
             self.recent.put(index_key, entries)
         if self.written is not None:
-            self.written.update(self.pending)
+            self.written.add_all(self.pending)
         self.pending = {}
 
 

@@ -36,10 +36,6 @@ def store_files(root: str) -> dict[str, bytes]:
     return found
 
 
-def files_containing(root: str, needle: bytes) -> list[str]:
-    return sorted(name for name, data in store_files(root).items() if needle in data)
-
-
 def flip_byte(path: str, offset: int, mask: int = 0x01) -> None:
     with open(path, "r+b") as handle:
         handle.seek(offset)

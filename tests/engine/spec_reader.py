@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+import zstandard
 
 from msgpack_profile import decode
 
@@ -140,14 +141,20 @@ class Segment:
         self.meta = directory["meta"]
         self.dtypes: dict = {}
         self.columns: dict = {}
+        self.codecs: dict = {}
         end = 32
-        for name, dtype, shape, start, size, block_crcs in directory["columns"]:
+        for name, dtype, shape, start, size, block_crcs, *codec in directory["columns"]:
             assert start % 64 == 0 and data[end:start] == bytes(start - end), f"{name}: padding"
-            assert size == math.prod(shape) * np.dtype(dtype).itemsize and start + size <= offset
+            assert start + size <= offset
             column = data[start: start + size]
             block = directory["checksum_block"]
             crcs = [zlib.crc32(column[first: first + block]) for first in range(0, size, block)]
             assert block_crcs == struct.pack(f"<{len(crcs)}I", *crcs), f"{name}: block CRCs"
+            data_bytes = math.prod(shape) * np.dtype(dtype).itemsize
+            if codec:
+                self.codecs[name] = codec[0]
+                column = decompress_column(column, codec[0], np.dtype(dtype), data_bytes, len(shape))
+            assert len(column) == data_bytes
             self.dtypes[name] = dtype
             self.columns[name] = np.frombuffer(column, dtype=np.dtype(dtype)).reshape(shape)
             end = start + size
@@ -156,30 +163,121 @@ class Segment:
         return list(self.columns)
 
 
+def decompress_column(stored: bytes, codec: dict, dtype: np.dtype, data_bytes: int, dimensions: int) -> bytes:
+    """A compressed column's data from its stored frames (section 3, Compressed columns)."""
+    assert codec["codec"] == "zstd" and codec["frame"] % dtype.itemsize == 0
+    sizes = struct.unpack(f"<{len(codec['frames']) // 4}I", codec["frames"])
+    assert len(sizes) == -(-data_bytes // codec["frame"]) and sum(sizes) == len(stored)
+    assert codec["filter"] in (0, 2) or (dtype.kind in "iu" and dimensions == 1 and codec["filter"] in (1, 3))
+    pieces, position = [], 0
+    for index, size in enumerate(sizes):
+        frame = stored[position: position + size]
+        position += size
+        expected = min(codec["frame"], data_bytes - index * codec["frame"])
+        assert zstandard.frame_content_size(frame) == expected
+        piece = zstandard.ZstdDecompressor().decompress(frame)
+        count = expected // dtype.itemsize
+        if codec["filter"] & 2:  # byte p of item j was stored at p·count + j
+            piece = bytes(piece[byte * count + item] for item in range(count) for byte in range(dtype.itemsize))
+        if codec["filter"] & 1:
+            bits = 8 * dtype.itemsize
+            items = [int.from_bytes(piece[item * dtype.itemsize: (item + 1) * dtype.itemsize], "little")
+                     for item in range(count)]
+            total, running = [], 0
+            for item in items:
+                running = (running + item) % (1 << bits)
+                total.append(running)
+            piece = b"".join(value.to_bytes(dtype.itemsize, "little") for value in total)
+        pieces.append(piece)
+    return b"".join(pieces)
+
+
 # --- records segment (section 4) -----------------------------------------------------------------------
 
 
 class RecordsSegment:
-    """Rows of a records segment: (table, key, msgpack value bytes or None for a tombstone)."""
+    """Rows of a records segment of either layout: (table, key, msgpack value bytes or None for a tombstone)."""
 
     def __init__(self, path: str):
         self.segment = segment = Segment(path)
         assert segment.kind == "records"
-        columns = segment.columns
-        key_offsets, value_offsets = columns["key_offsets"].tolist(), columns["value_offsets"].tolist()
-        keys, values = columns["keys"].tobytes(), columns["values"].tobytes()
-        self.composites = [keys[start:end] for start, end in zip(key_offsets, key_offsets[1:])]
-        flags = columns["flags"].tolist()
+        self.layout = segment.meta.get("layout", 1)
+        rows = self._block_rows() if self.layout == 2 else self._layout1_rows()
+        self.composites = [composite for composite, _value in rows]
+        assert self.composites == sorted(set(self.composites))
         self.rows = []
-        for row, composite in enumerate(self.composites):
+        for composite, value in rows:
             table, separator, key = composite.partition(b"\0")
             assert separator and b"\0" not in key
-            value = values[value_offsets[row]: value_offsets[row + 1]]
-            self.rows.append((table.decode("utf-8"), key.decode("utf-8"), None if flags[row] & 1 else value))
+            self.rows.append((table.decode("utf-8"), key.decode("utf-8"), value))
+        ranges: dict = {}
+        for number, (table, _key, _value) in enumerate(self.rows):
+            ranges.setdefault(table, [number, number])[1] = number + 1
+        assert segment.meta["tables"] == ranges and segment.meta["count"] == len(rows)
+        self.has_filter = "filter" in segment.columns
+        if self.has_filter:
+            assert segment.meta["filter_probes"] == 7
+            assert segment.columns["filter"].tobytes() == bloom_filter(self.composites)
+        else:
+            assert "filter_probes" not in segment.meta
+
+    def _layout1_rows(self) -> list:
+        columns = self.segment.columns
+        key_offsets, value_offsets = columns["key_offsets"].tolist(), columns["value_offsets"].tolist()
+        keys, values = columns["keys"].tobytes(), columns["values"].tobytes()
+        flags = columns["flags"].tolist()
+        return [(keys[start:end], None if flags[row] & 1 else values[value_offsets[row]: value_offsets[row + 1]])
+                for row, (start, end) in enumerate(zip(key_offsets, key_offsets[1:]))]
+
+    def _block_rows(self) -> list:
+        columns, meta = self.segment.columns, self.segment.meta
+        offsets, first_rows = columns["block_offsets"].tolist(), columns["block_rows"].tolist()
+        key_offsets, first_keys = columns["first_key_offsets"].tolist(), columns["first_keys"].tobytes()
+        frames = columns["blocks"].tobytes()
+        assert len(offsets) == len(first_rows) == len(key_offsets) == meta["blocks"] + 1
+        assert (offsets[0], offsets[-1], first_rows[0], first_rows[-1]) == (0, len(frames), 0, meta["count"])
+        rows = []
+        self.block_bytes = []  # per block: its rows' key and value bytes, and those of its last row
+        for block in range(meta["blocks"]):
+            frame = frames[offsets[block]: offsets[block + 1]]
+            content = zstandard.ZstdDecompressor().decompress(frame)
+            assert zstandard.frame_content_size(frame) == len(content)
+            count = first_rows[block + 1] - first_rows[block]
+            assert count >= 1
+            planes = [content[plane * 2 * count: (plane + 1) * 2 * count] for plane in range(4)]
+            lengths = [sum(planes[plane][index] << (8 * plane) for plane in range(4)) for index in range(2 * count)]
+            flags = content[8 * count: 9 * count]
+            position = 9 * count
+            keys = []
+            for length in lengths[:count]:
+                keys.append(content[position: position + length])
+                position += length
+            for row, length in enumerate(lengths[count:]):
+                value = content[position: position + length]
+                position += length
+                assert not flags[row] & 1 or value == b""
+                rows.append((keys[row], None if flags[row] & 1 else value))
+            assert position == len(content)
+            assert rows[-count][0] == first_keys[key_offsets[block]: key_offsets[block + 1]]
+            self.block_bytes.append((sum(lengths), lengths[count - 1] + lengths[-1]))
+        return rows
 
     def values(self, table: str) -> dict:
         """{key: msgpack bytes} of the table's live rows."""
         return {key: value for name, key, value in self.rows if name == table and value is not None}
+
+
+def bloom_filter(composites: list) -> bytes:
+    """The filter of a records segment holding these keys (section 4, Filter)."""
+    size = max(8, -(-10 * len(composites) // 8))
+    bits = bytearray(size)
+    for composite in composites:
+        hashed = blake2b_64(composite)
+        low, high = hashed & 0xFFFFFFFF, hashed >> 32
+        for probe in range(7):
+            position = (low + probe * high) % (8 * size)
+            bits[position // 8] |= 1 << (position % 8)
+    return bytes(bits)
 
 
 # --- write-ahead log (section 2) -----------------------------------------------------------------------

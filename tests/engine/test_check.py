@@ -123,7 +123,7 @@ def test_damaged_segment_column_is_reported_at_its_offset(store_path):
     populated(store_path).close()
     relative = first_segment(store_path)
     path = os.path.join(store_path, relative)
-    start, end = column_range(path, "values")
+    start, end = column_range(path, "blocks")
     flip_byte(path, start + 3)
     report = check_store(store_path)
     assert [problem["file"] for problem in report.problems] == [relative]
@@ -134,7 +134,7 @@ def test_damaged_segment_column_is_a_problem(store_path):
     populated(store_path).close()
     relative = first_segment(store_path)
     path = os.path.join(store_path, relative)
-    start, _end = column_range(path, "values")
+    start, _end = column_range(path, "blocks")
     flip_byte(path, start + 3)
     report = check_store(store_path)
     assert [problem["file"] for problem in report.problems] == [relative]

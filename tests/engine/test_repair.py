@@ -5,6 +5,8 @@ tools/crash/failpoint_sweep.py's "repair" workload (tests/crash/test_failpoints.
 from __future__ import annotations
 
 import os
+import random
+import string
 
 import pytest
 
@@ -24,7 +26,7 @@ from engine.format import (
     WRITER_LOCK_FILE,
 )
 from engine.raw import RawStore, record_blob_path
-from engine.records import RecordsSegment
+from engine.records import open_segment
 from engine.repair import repair_store
 from engine.segment import Segment
 from engine.store import Store
@@ -101,27 +103,40 @@ def test_the_marker_of_a_sound_store_is_removed_and_nothing_else_changes(store_p
     assert_repaired(store_path)
 
 
+def block_frame(path: str, number: int) -> tuple:
+    """(file offset of records block `number`'s frame, its end, its rows) in the layout-2 segment at `path`."""
+    segment = Segment.open(path)
+    offsets, rows = segment.column("block_offsets"), segment.column("block_rows")
+    start = segment.column_offset("blocks")
+    return start + int(offsets[number]), start + int(offsets[number + 1]), range(int(rows[number]),
+                                                                               int(rows[number + 1]))
+
+
 def test_a_damaged_records_block_loses_the_rows_it_holds_and_no_other(store_path):
+    """The unit of loss is the column checksum block (64 KiB of compressed rows): every records block with a
+    byte in it is lost, rows and keys, and no other."""
+    generator = random.Random(17)
     store = Store.open(store_path)
-    values = {f"k{index:03d}": f"{index:03d}" * 300 for index in range(400)}  # 360 KiB of values: 6 blocks
+    values = {f"k{index:03d}": "".join(generator.choices(string.ascii_letters, k=900)) for index in range(400)}
     put(store, **values)
     store.flush()
     store.close()
     [path] = records_segments(store_path)
-    records = RecordsSegment(Segment.open(path))
-    offset = records.segment._columns["values"][2]
-    block = 2
-    flip_byte(path, offset + block * SEGMENT_CHECKSUM_BLOCK_BYTES + 10)
-    value_offsets = records.segment.column("value_offsets")
-    lost = sorted(records.key_of(row).split(b"\0")[1].decode() for row in range(records.count)
-                  if value_offsets[row] < (block + 1) * SEGMENT_CHECKSUM_BLOCK_BYTES
-                  and value_offsets[row + 1] > block * SEGMENT_CHECKSUM_BLOCK_BYTES)
-    assert 0 < len(lost) < 100  # a 64 KiB block of 360 KiB
+    records = open_segment(Segment.open(path))
+    blocks_offset = Segment.open(path).column_offset("blocks")
+    damaged = blocks_offset + SEGMENT_CHECKSUM_BLOCK_BYTES + 10
+    checked = range(blocks_offset + SEGMENT_CHECKSUM_BLOCK_BYTES, blocks_offset + 2 * SEGMENT_CHECKSUM_BLOCK_BYTES)
+    lost = sorted(records.key_of(row).split(b"\0")[1].decode() for number in range(records.block_count)
+                  for start, end, rows in [block_frame(path, number)] if start < checked.stop and end > checked.start
+                  for row in rows)
+    assert 0 < len(lost) < 200
+    flip_byte(path, damaged)
 
     report = repair_store(store_path)
     assert report["found"][0]["file"] == os.path.relpath(path, store_path)
-    assert report["lost"]["records"] == {"segments": [], "tables": {T: {
-        "rows": len(lost), "known_keys": len(lost), "first_key": lost[0], "last_key": lost[-1]}}}
+    # A block's keys are compressed with its values: the rows are counted, their keys are unknown.
+    assert report["lost"]["records"] == {"segments": [], "tables": {T: {"rows": len(lost), "known_keys": 0,
+                                                                        "keys": []}}}
     assert report["kept"] == {"records": 400 - len(lost), "wal_batches": 0}
     assert served(store_path) == {key: value for key, value in values.items() if key not in lost}
     assert_repaired(store_path)
@@ -129,16 +144,16 @@ def test_a_damaged_records_block_loses_the_rows_it_holds_and_no_other(store_path
 
 def test_a_lost_newest_version_is_dropped_not_replaced_by_an_older_one(store_path):
     """The lost row may have been a deletion or an update made to take something back: an older value coming
-    back would undo it."""
-    flushed_and_logged(store_path, {"k": "old", "other": "kept"}, {"k": "new"})
+    back would undo it. Which keys a lost block held is unknown, so every older key from its first key to the
+    next block's (here: to the end) goes, each reported by name."""
+    flushed_and_logged(store_path, {"k": "old", "a_other": "kept", "z_older": "in the lost range"}, {"k": "new"})
     with Store.open(store_path) as store:
         store.flush()
     newer = records_segments(store_path)[-1]
-    segment = Segment.open(newer)
-    flip_byte(newer, segment._columns["values"][2])
+    flip_byte(newer, block_frame(newer, 0)[0] + 5)
     report = repair_store(store_path)
-    assert report["lost"]["records"]["tables"] == {T: {"rows": 1, "known_keys": 1, "keys": ["k"]}}
-    assert served(store_path) == {"other": "kept"}
+    assert report["lost"]["records"]["tables"] == {T: {"rows": 3, "known_keys": 2, "keys": ["k", "z_older"]}}
+    assert served(store_path) == {"a_other": "kept"}
     assert_repaired(store_path)
 
 

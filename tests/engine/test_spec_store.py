@@ -1,26 +1,30 @@
 """A store written by memctl's own commands (ingest, r2g, index) read as MANIFEST.spec says: every msgpack
-object in it is of the Conventions' profile, every records segment's `hashes` column is BLAKE2b-64 of its
-keys, and every stored analysis signature carries the stop-word hash of the packaged lists."""
+object in it is of the Conventions' profile, every records segment is cut into blocks as section 4 says, and
+every stored analysis signature carries the stop-word hash of the packaged lists."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 import zstandard
 from typer.testing import CliRunner
 
+from engine.codec import pack
+from engine.records.blocks import encode_block
+from engine.store import Store
 from memctl.cli.app import app
 from msgpack_profile import decode
 from spec_reader import (
     RecordsSegment,
     Segment,
-    blake2b_64,
+    hex_bytes,
     manifest,
     packaged_stopwords,
     segment_paths,
+    spec_sentence,
     stopword_hash,
     wal_batches,
 )
@@ -96,15 +100,35 @@ def test_the_manifest_records_the_live_wal_its_writers_left(samples_store):
     assert "resolved_damage" not in fields
 
 
-def test_every_records_hashes_column_is_blake2b_64_of_its_keys(samples_store):
-    paths = segment_paths(samples_store, "records")
-    assert paths
+def test_every_records_segment_is_cut_into_blocks_as_the_spec_says(samples_store, tmp_path):
+    """Layout 2 (decoded by spec_reader from section 4 alone): a block ends with the row that takes its keys and
+    values to the mark or more, never earlier, never later; only the last block may stay below. The mark is
+    RECORDS_BLOCK_BYTES in a flush's segment (which has a filter), RECORDS_COMPACTION_BLOCK_BYTES in a
+    compaction's (which has none)."""
+    marks = {True: int(spec_sentence(r"RECORDS_BLOCK_BYTES \((\d+) KiB\)")[1]) * 1024,
+             False: int(spec_sentence(r"RECORDS_COMPACTION_BLOCK_BYTES\s+\((\d+) KiB\)")[1]) * 1024}
+    compacted = str(tmp_path / "compacted")
+    shutil.copytree(samples_store, compacted)
+    with Store.open(compacted) as store:
+        store.compact()
+    paths = segment_paths(samples_store, "records") + segment_paths(compacted, "records")
+    kinds = set()
     for path in paths:
-        records = RecordsSegment(path)
-        columns = records.segment.columns
-        expected = np.array([blake2b_64(composite) for composite in records.composites], dtype=np.uint64)
-        assert columns["hashes"].tolist() == expected[columns["hash_rows"]].tolist()
-        assert columns["hashes"].tolist() == sorted(expected.tolist())
+        records = RecordsSegment(path)  # a flush's filter is checked bit for bit as the spec builds it
+        assert records.layout == 2 and len(records.block_bytes) > 1
+        kinds.add(records.has_filter)
+        mark = marks[records.has_filter]
+        for total, last_row in records.block_bytes[:-1]:
+            assert total - last_row < mark <= total
+        assert records.block_bytes[-1][0] - records.block_bytes[-1][1] < mark
+    assert kinds == {True, False}
+
+
+def test_the_block_example_of_the_spec():
+    said = spec_sentence(r"decompresses to the (\d+) bytes ((?:[0-9a-f]{2}(?: · | ))*[0-9a-f]{2})\.")
+    expected = hex_bytes(said[2].replace("·", ""))
+    assert len(expected) == int(said[1])
+    assert encode_block([b"t.x\0a", b"t.x\0b"], [pack(1), None]) == expected
 
 
 def test_every_stored_signature_holds_the_stopword_hash_of_the_packaged_lists(samples_store):

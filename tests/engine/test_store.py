@@ -37,7 +37,8 @@ from engine.format import (
 from engine.lock import GcLock
 from engine.records import TOMBSTONE
 from engine.store import Store
-from engine_testkit import SimulatedCrash, crash_at, files_containing, flip_byte, store_files
+from engine_testkit import SimulatedCrash, crash_at, flip_byte, store_files
+from tools.testing.plain import files_containing
 
 T = "test.item"
 U = "test.other"
@@ -171,23 +172,8 @@ def test_get_many_searches_segments_only_for_keys_the_memtable_lacks(store):
     assert store.get_many(U, keys) == [None] * 5 and store.get_many(T, []) == []
 
 
-def test_get_many_over_several_segments_equals_get_of_each_key(store, monkeypatch):
-    """Newest segment wins, a tombstone in a newer segment hides an older value, and keys whose hashes collide
-    are told apart by their bytes (every hash is forced into one of four values here)."""
-    import engine.records as records_module
-    import engine.store as store_module
-
-    real_hash = records_module.key_hash
-
-    def colliding_hash(composite):
-        return real_hash(composite) % 4
-
-    def colliding_hashes(composites):
-        return np.array([colliding_hash(composite) for composite in composites], dtype=np.uint64)
-
-    for module in (records_module, store_module):
-        monkeypatch.setattr(module, "key_hash", colliding_hash)
-        monkeypatch.setattr(module, "key_hashes", colliding_hashes)
+def test_get_many_over_several_segments_equals_get_of_each_key(store):
+    """Newest segment wins and a tombstone in a newer segment hides an older value."""
     rng = np.random.default_rng(5)
     keys = [f"k{number:03d}" for number in range(120)]
     for generation in range(4):

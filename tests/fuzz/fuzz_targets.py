@@ -14,6 +14,8 @@ import shutil
 import struct
 import tempfile
 
+import numpy as np
+
 from engine import manifest, wal
 from engine.codec import crc32, decode_varint, pack, unpack
 from engine.errors import CorruptionError
@@ -26,7 +28,7 @@ from engine.format import (
     SEGMENT_FOOTER_SIZE,
     SEGMENT_HEADER_SIZE,
 )
-from engine.records import RecordsSegment, composite_key, key_hash, write_records
+from engine.records import composite_key, key_hash, key_hashes, open_segment, write_records
 from engine.segment import Segment, SegmentWriter, encode_segment_header
 from tools.testing import damage
 
@@ -68,15 +70,19 @@ def target_current(data: bytes) -> None:
 
 
 def target_segment(data: bytes) -> None:
+    """A segment read column by column (compressed ones decompressed), then as a records segment of its layout."""
     segment = Segment.open(_file(data, "000003.records.seg"))
     for name in segment.names():
         segment.column(name)
-    records = RecordsSegment(segment)
+    records = open_segment(segment)
     for table in list(records.tables)[:4]:
         for _ in records.iterate(table, ""):
             pass
     composite = composite_key("test.doc", "k001")
     records.get(composite, key_hash(composite))
+    composites = [composite_key("test.doc", "a"), composite_key("test.edge", "x")]
+    records.get_many(composites, key_hashes(composites))
+    records.check()
 
 
 TARGETS = {
@@ -85,6 +91,8 @@ TARGETS = {
     "manifest": target_manifest,
     "current": target_current,
     "segment": target_segment,
+    "segment_layout1": target_segment,
+    "segment_columns": target_segment,
 }
 
 
@@ -133,13 +141,41 @@ def seed_manifest() -> bytes:
                                              next_file_number=6))
 
 
-def seed_segment() -> bytes:
-    path = os.path.join(_SCRATCH, "seed.records.seg")
-    writer = SegmentWriter(path, "records")
-    write_records(writer, {"test.doc": {"a": 1, "b": [1, 2], "k001": "v"}, "test.edge": {"x": b"\x00"}})
-    writer.finish()
+SEED_TABLES = {"test.doc": {"a": 1, "b": [1, 2], "k001": "v"}, "test.edge": {"x": b"\x00"}}
+
+
+def _written(path: str) -> bytes:
     with open(path, "rb") as handle:
         return handle.read()
+
+
+def seed_segment() -> bytes:
+    """A records segment of the block layout."""
+    path = os.path.join(_SCRATCH, "seed.records.seg")
+    writer = SegmentWriter(path, "records")
+    write_records(writer, SEED_TABLES)
+    writer.finish()
+    return _written(path)
+
+
+def seed_segment_layout1() -> bytes:
+    """A records segment of layout 1, which formats 1 to 3 wrote."""
+    from records_layout1 import write_layout1
+
+    path = os.path.join(_SCRATCH, "seed1.records.seg")
+    write_layout1(path, SEED_TABLES)
+    return _written(path)
+
+
+def seed_segment_columns() -> bytes:
+    """A segment of compressed columns, each filter among them (as a derived kind writes them)."""
+    path = os.path.join(_SCRATCH, "seed.columns.seg")
+    writer = SegmentWriter(path, "records", compression=3)
+    writer.add_column("ids", np.arange(2000, dtype="<i4"))
+    writer.add_column("weights", np.repeat(np.array([0.5, 0.25], "<f4"), 1000))
+    writer.add_column("bytes", np.frombuffer(b"abcd" * 600, np.uint8))
+    writer.finish()
+    return _written(path)
 
 
 def segment_with_directory(directory: dict, body: bytes, kind: str = "records") -> bytes:

@@ -21,6 +21,8 @@ from fuzz_targets import (
     run_target,
     seed_manifest,
     seed_segment,
+    seed_segment_columns,
+    seed_segment_layout1,
     seed_wal,
     segment_with_directory,
     segment_with_meta,
@@ -31,7 +33,8 @@ SEEDED_CASES = 10_000
 fuzz_settings = settings(max_examples=EXAMPLES, deadline=None, database=None,
                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 SEEDS = {"varint": b"\x80\x80\x01\xff\x7f", "wal": seed_wal(), "manifest": seed_manifest(),
-         "current": b"MANIFEST-000007\n", "segment": seed_segment()}
+         "current": b"MANIFEST-000007\n", "segment": seed_segment(), "segment_layout1": seed_segment_layout1(),
+         "segment_columns": seed_segment_columns()}
 
 # Everything msgpack can carry: from -2**63 to 2**64 - 1.
 extreme_integers = (st.sampled_from([0, 1, -1, 31, 32, 63, 64, 255, 1 << 31, (1 << 32) - 1, 1 << 32, 1 << 63,
@@ -97,13 +100,15 @@ def test_any_segment_directory_behind_a_valid_crc(directory, body):
     run_target("segment", segment_with_directory(directory, body))
 
 
+@pytest.mark.parametrize("seed", ["segment", "segment_layout1"])
 @fuzz_settings
 @given(meta=st.fixed_dictionaries({"tables": anything | st.dictionaries(st.text(max_size=6),
                                                                          st.lists(extreme_integers, max_size=3)),
-                                   "count": anything}))
-def test_records_meta_behind_a_valid_crc(meta):
+                                   "count": anything},
+                                  optional={"layout": st.sampled_from([1, 2, 3]) | anything, "blocks": anything}))
+def test_records_meta_behind_a_valid_crc(seed, meta):
     """The columns of a real records segment under a hostile meta (the meta is inside the directory CRC)."""
-    run_target("segment", segment_with_meta(SEEDS["segment"], meta))
+    run_target("segment", segment_with_meta(SEEDS[seed], meta))
 
 
 @fuzz_settings

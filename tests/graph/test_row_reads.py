@@ -5,6 +5,7 @@ leaves its answer unchanged, and `memctl check` still finds every damaged block.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 
 import numpy as np
@@ -18,30 +19,47 @@ from engine.graph.memo import ImportMemo
 from engine.graph.part import GraphPart, build_columns, encode_keys
 from engine.graph.traverse import gather
 from engine.segment import Segment, SegmentWriter
+from engine import store as store_module
 from engine.store import Store
 from engine_testkit import flip_byte
 
 NODES = 9000
 PER_NODE = 5  # 45,000 edges: each int32/float32 edge column spans three checksum blocks, node.key_offsets two
 LAST = NODES - 1
+NODES_COMPRESSED = 20000  # random targets: 100,000 edges whose neighbor columns compress to three stored blocks
 
 
 def key(index: int) -> str:
     return f"node-{index:05d}-" + "k" * 20  # long enough that node.keys spans several checksum blocks
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("rows") / "store")
+def compacted_store(path: str, nodes: int, targets) -> str:
+    """A compacted store of `nodes` nodes, each with PER_NODE edges to `targets(node)`."""
     with Store.open(path) as store:
         graph = GraphStore(store, clock=lambda: 1.0)
         with graph.batch(ImportMemo(store_is_empty=True)) as writer:
-            assert writer.add_new_nodes([(key(index), "Concept", None, None) for index in range(NODES)])
-            assert writer.add_new_edges([(key(index), "ABOUT", key((index * 7 + step + 1) % NODES), 1.0 + step,
-                                          1.0, None, None, None, {}, None)
-                                         for index in range(NODES) for step in range(PER_NODE)])
+            assert writer.add_new_nodes([(key(index), "Concept", None, None) for index in range(nodes)])
+            assert writer.add_new_edges([(key(index), "ABOUT", key(target), 1.0 + step, 1.0, None, None, None, {}, None)
+                                         for index in range(nodes) for step, target in enumerate(targets(index))])
         store.compact()
     return path
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory) -> str:
+    """Columns stored as is (as a column that does not compress is), so each spans several checksum blocks."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store_module, "SEGMENT_COMPACTION_LEVEL", None)
+        return compacted_store(str(tmp_path_factory.mktemp("rows") / "store"), NODES,
+                               lambda index: [(index * 7 + step + 1) % NODES for step in range(PER_NODE)])
+
+
+@pytest.fixture(scope="module")
+def pristine_compressed(tmp_path_factory) -> str:
+    """Compressed columns; random targets keep the neighbor and edge_row columns several stored blocks long."""
+    choices = random.Random(3)
+    return compacted_store(str(tmp_path_factory.mktemp("rows") / "store"), NODES_COMPRESSED,
+                           lambda index: choices.sample(range(NODES_COMPRESSED), PER_NODE))
 
 
 def graph_segment(path: str) -> str:
@@ -51,7 +69,8 @@ def graph_segment(path: str) -> str:
 
 
 def damaged_copy(pristine: str, tmp_path, column: str, block: str) -> tuple[str, str]:
-    """A copy of the store with one byte flipped in the first or last checksum block of `column`."""
+    """A copy of the store with one byte flipped in the first or last checksum block of `column` (of its stored
+    bytes: a compressed column's frames)."""
     path = str(tmp_path / "store")
     shutil.copytree(pristine, path)
     segment_path = graph_segment(path)
@@ -87,6 +106,21 @@ def test_a_damaged_block_fails_the_gather_that_reads_it_and_no_other(pristine, t
     assert edges_of(path, 0) == expected_first  # its rows lie in the first block
     assert edges_of(pristine, LAST) == expected_last
     # The failed read marked the store damaged: check reports the marker, then the segment.
+    assert [problem["file"] for problem in check_store(path).problems] == \
+        [DAMAGE_FILE, os.path.relpath(segment_path, path)]
+
+
+@pytest.mark.parametrize("column, side", [("out.neighbor", "out"), ("in.neighbor", "in"), ("in.edge_row", "in")])
+def test_a_damaged_stored_block_of_a_compressed_column_fails_only_the_reads_of_its_frames(
+        pristine_compressed, tmp_path, column, side):
+    segment = Segment.open(graph_segment(pristine_compressed))
+    assert column in segment._compressed and segment._columns[column][3] > 2 * SEGMENT_CHECKSUM_BLOCK_BYTES
+    expected_first = edges_of(pristine_compressed, 0, side)
+    path, segment_path = damaged_copy(pristine_compressed, tmp_path, column, "last")
+    with pytest.raises(CorruptionError) as caught:
+        edges_of(path, NODES_COMPRESSED - 1, side)
+    assert caught.value.path == segment_path and f"'{column}'" in caught.value.reason
+    assert edges_of(path, 0, side) == expected_first  # its frames lie in the first stored block
     assert [problem["file"] for problem in check_store(path).problems] == \
         [DAMAGE_FILE, os.path.relpath(segment_path, path)]
 

@@ -1,11 +1,13 @@
 """A query checks the blocks of the postings and key streams it reads, not the whole columns: a flipped byte in
 a block a query reads fails that query with CorruptionError (segment file, block offset), while a query reading
-only undamaged blocks still answers, and `check` reports the damage."""
+only undamaged blocks still answers, and `check` reports the damage. The columns are stored compressed (the
+segment container's frames): a stored block holds the frames of a span of the column's data."""
 
 from __future__ import annotations
 
 import glob
 import os
+import random
 import shutil
 
 import pytest
@@ -22,7 +24,7 @@ from engine_testkit import flip_byte
 
 TOKENIZER = Tokenizer()
 LETTERS = "bcdfghjklmnpqrtvwxz"  # no vowels and no s: the stemmer leaves the words alone
-DOCUMENTS = 6000
+DOCUMENTS = 12000
 
 
 def word(number: int) -> str:
@@ -44,8 +46,8 @@ def pristine(tmp_path_factory) -> str:
     with Store.open(path) as store:
         index = TextIndex(store, TOKENIZER)
         index.add(key(0), "haystack")
-        index.add_many([{"key": key(number),
-                         "fields": " ".join(word((number * 7 + step * 131) % 4000) for step in range(20))}
+        words = random.Random(5)  # postings that compress no better than real ones: several stored blocks
+        index.add_many([{"key": key(number), "fields": " ".join(word(words.randrange(4000)) for _step in range(20))}
                         for number in range(1, DOCUMENTS - 1)])
         index.add(key(DOCUMENTS - 1), "needle")
         store.flush()
@@ -57,24 +59,42 @@ def postings_segment(path: str) -> str:
     return found
 
 
-def term_within_block(segment: Segment, block: int) -> tuple[str, int]:
-    """A term whose postings bytes lie wholly inside block `block` of the postings column, and its first byte."""
+def frame_bytes(segment: Segment, column: str) -> int:
+    """Bytes of the column's data per stored frame (per checksum block when it is stored as is)."""
+    compressed = segment._compressed.get(column)
+    return SEGMENT_CHECKSUM_BLOCK_BYTES if compressed is None else compressed.frame
+
+
+def stored_byte(segment: Segment, column: str, position: int) -> int:
+    """A stored byte of `column` whose damage hits its data byte `position`: that byte, or the middle of the
+    stored bytes of the frame holding it."""
+    compressed = segment._compressed.get(column)
+    if compressed is None:
+        return position
+    frame = position // compressed.frame
+    return (compressed.starts[frame] + compressed.starts[frame + 1]) // 2
+
+
+def term_within_frame(segment: Segment, frame: int) -> tuple[str, int]:
+    """A term whose postings bytes lie wholly inside frame `frame` of the postings column, and its first byte."""
     reader = TextSegment.from_segment(segment)
     offsets = segment.column("postings_offsets").tolist()
-    start, end = block * SEGMENT_CHECKSUM_BLOCK_BYTES, (block + 1) * SEGMENT_CHECKSUM_BLOCK_BYTES
+    size = frame_bytes(segment, "postings")
+    start, end = frame * size, (frame + 1) * size
     ordinal = next(term for term in range(len(offsets) - 1) if offsets[term] >= start and offsets[term + 1] <= end)
     return reader.dictionary.terms()[ordinal], offsets[ordinal]
 
 
 def damaged_copy(pristine: str, tmp_path, column: str, position: int) -> tuple[str, str, int]:
-    """A copy of the store with one byte of `column` flipped: (store, segment file, offset of its block)."""
+    """A copy of the store with a stored byte of `column` flipped where it damages its data byte `position`:
+    (store, segment file, offset of the stored block holding the flipped byte)."""
     path = str(tmp_path / "store")
     shutil.copytree(pristine, path)
     segment_path = postings_segment(path)
-    column_offset = Segment.open(segment_path)._columns[column][2]
-    flip_byte(segment_path, column_offset + position)
-    block_start = position // SEGMENT_CHECKSUM_BLOCK_BYTES * SEGMENT_CHECKSUM_BLOCK_BYTES
-    return path, segment_path, column_offset + block_start
+    segment = Segment.open(segment_path)
+    column_offset, flipped = segment.column_offset(column), stored_byte(segment, column, position)
+    flip_byte(segment_path, column_offset + flipped)
+    return path, segment_path, column_offset + flipped // SEGMENT_CHECKSUM_BLOCK_BYTES * SEGMENT_CHECKSUM_BLOCK_BYTES
 
 
 def search(path: str, query: str, kernels: str = "numpy") -> list:
@@ -87,7 +107,8 @@ def search(path: str, query: str, kernels: str = "numpy") -> list:
 
 def test_the_postings_span_several_blocks_and_the_pristine_store_answers(pristine):
     segment = Segment.open(postings_segment(pristine))
-    assert segment._columns["postings"][3] > 3 * SEGMENT_CHECKSUM_BLOCK_BYTES
+    assert "postings" in segment._compressed and "key_blocks" in segment._compressed
+    assert segment._columns["postings"][3] > 3 * SEGMENT_CHECKSUM_BLOCK_BYTES  # stored bytes
     assert segment._columns["key_blocks"][3] > SEGMENT_CHECKSUM_BLOCK_BYTES
     assert search(pristine, "needle") == [key(DOCUMENTS - 1)]
     assert check_store(pristine).clean
@@ -96,9 +117,9 @@ def test_the_postings_span_several_blocks_and_the_pristine_store_answers(pristin
 @pytest.mark.parametrize("kernels", ["numpy", "numba"])
 def test_a_flipped_byte_in_postings_a_query_reads_is_corruption(pristine, tmp_path, kernels):
     segment = Segment.open(postings_segment(pristine))
-    blocks = -(-segment._columns["postings"][3] // SEGMENT_CHECKSUM_BLOCK_BYTES)
-    damaged_term, first_byte = term_within_block(segment, blocks - 1)
-    intact_term, _ = term_within_block(segment, 0)
+    frames = -(-len(segment.column("postings")) // frame_bytes(segment, "postings"))
+    damaged_term, first_byte = term_within_frame(segment, frames - 1)
+    intact_term, _ = term_within_frame(segment, 0)
     expected = search(pristine, intact_term)
     path, segment_path, block_offset = damaged_copy(pristine, tmp_path, "postings", first_byte)
 

@@ -1,5 +1,3 @@
-import os
-
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -11,6 +9,7 @@ from engine.text.search import Searcher
 from engine.text.tables import text_tables
 from engine.text.tokenizer import Tokenizer
 from text_testkit import document, segment
+from tools.testing.plain import files_containing
 
 TOKENIZER = Tokenizer()
 UNNAMED = text_tables("text")  # the tables of the unnamed text index, which TextIndex writes by default
@@ -39,16 +38,6 @@ def store(tmp_path):
 
 def results(index, query, **options):
     return [(hit.key, round(hit.score, 9)) for hit in index.search(query, top=50, **options)]
-
-
-def files_containing(root, needle: bytes):
-    found = []
-    for directory, _subdirectories, names in os.walk(root):
-        for name in names:
-            with open(os.path.join(directory, name), "rb") as handle:
-                if needle in handle.read():
-                    found.append(name)
-    return found
 
 
 def test_add_search_update_delete_across_flush_and_compaction(store):

@@ -67,7 +67,7 @@ def _damage_segment(path: str) -> str:
     entry = [entry for entry in _manifest(path).segments if entry["kind"] == KIND_RECORDS][-1]
     relative = os.path.join(SEGMENT_DIR, entry["name"])
     segment = Segment.open(os.path.join(path, relative))
-    _dtype, _shape, offset, length, _crcs = segment._columns["values"]
+    _dtype, _shape, offset, length, _crcs = segment._columns["blocks"]  # layout 2: rows in compressed blocks
     _flip(os.path.join(path, relative), offset + length // 2)
     return relative
 
