@@ -25,4 +25,4 @@ def ingest_paths(store, paths=(), texts=(), format: str = "auto", errors: str = 
     size_limit = config.get("ingest.max_file_bytes")
     return ingest(store, collect(paths, texts, size_limit=size_limit, stdin=stdin), format, errors, size_limit,
                   config.get("ingest.max_blob_bytes"), config.get("ingest.chunk_min_tokens"),
-                  config.get("ingest.chunk_max_tokens"), progress)
+                  config.get("ingest.chunk_max_tokens"), progress, consume=True)

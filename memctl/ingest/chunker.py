@@ -55,11 +55,11 @@ def render_speaker(speaker: str | None) -> tuple[str, str]:
 class Chunk:
     """Consecutive turns of one conversation rendered into `data`; turn i's text is the bytes
     [offsets[i], offsets[i] + lengths[i]) of it. speakers, ts, source_ids, extras, sessions, attachments and
-    reply_to are the turns' fields as columns (what the store's turn record is built from)."""
+    reply_to are the turns' fields as columns (what the store's turn record is built from). A chunk keeps no
+    Turn: their texts would be a second copy of the input until the batch is written."""
 
     conv_id: str
     data: bytes
-    turns: list[Turn]
     offsets: list[int]
     lengths: list[int]
     characters: int = 0  # CJK characters and other words of the turns' texts, for the language guess
@@ -76,6 +76,10 @@ class Chunk:
         """The turn columns engine.raw.TurnColumns.many takes, in its order."""
         return (self.speakers, self.ts, self.source_ids, self.offsets, self.lengths, self.extras, self.sessions,
                 self.attachments, self.reply_to)
+
+    def texts(self) -> list[str]:
+        """The turns' texts, read back from `data`."""
+        return [self.data[offset: offset + length].decode() for offset, length in zip(self.offsets, self.lengths)]
 
     def meta(self) -> dict:
         """Chunk metadata beyond what the stored turns say (seed §3.0: the store derives conv_id, role, ts and
@@ -119,8 +123,7 @@ def chunk_all(conversations: list[Conversation], min_tokens: int = MIN_TOKENS,
     chunk_characters = np.add.reduceat(characters, starts).tolist()
     chunk_words = np.add.reduceat(words, starts).tolist()
     bounds = starts.tolist() + [len(turns)]
-    return [Chunk(turns[start].conv_id, "".join(pieces[3 * start: 3 * end]).encode(), turns[start:end],
-                  offsets[start:end], lengths[start:end], chunk_characters[index], chunk_words[index],
+    return [Chunk(turns[start].conv_id, "".join(pieces[3 * start: 3 * end]).encode(), offsets[start:end], lengths[start:end], chunk_characters[index], chunk_words[index],
                   *(column[start:end] for column in columns))
             for index, (start, end) in enumerate(zip(bounds, bounds[1:]))]
 

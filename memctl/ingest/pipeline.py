@@ -35,10 +35,11 @@ class Prepared:
 
 def ingest(store, sources, format: str | None = None, errors: str = "strict",
            size_limit: int = DEFAULT_SIZE_LIMIT, blob_limit: int = RAW_BLOB_MAX_BYTES,
-           min_tokens: int = MIN_TOKENS, max_tokens: int = MAX_TOKENS, progress=None) -> dict:
+           min_tokens: int = MIN_TOKENS, max_tokens: int = MAX_TOKENS, progress=None, consume: bool = False) -> dict:
     """Ingest `sources` (Source objects or file paths) into `store`: a writable engine Store, or a function
     returning a context manager that yields one, called only once every input has been parsed (bad input then
-    neither creates a store nor takes its writer lock).
+    neither creates a store nor takes its writer lock). consume=True: `sources` is a list of the caller's own
+    that the call empties as it parses, so that each input's bytes are freed once parsed.
 
     Returns {chunks_new, chunks_duplicate, bytes_in, bytes_stored (compressed blob and turn row bytes written),
     conversations, turns}. `progress`, if given, is called as progress(stage, done, total) with stage "parse"
@@ -47,31 +48,36 @@ def ingest(store, sources, format: str | None = None, errors: str = "strict",
     from engine.store import paused_gc
 
     with paused_gc():
-        prepared = prepare(sources, format, errors, size_limit, min_tokens, max_tokens, progress)
+        prepared = prepare(sources, format, errors, size_limit, min_tokens, max_tokens, progress, consume)
         with store() if callable(store) else nullcontext(store) as opened:
             summary = write(opened, prepared, blob_limit, progress)
-        del prepared  # freed while the collector is still paused: see above
+            # The chunks' bytes are in their blobs now: freed before closing the store flushes (and indexes)
+            # them, and while the collector is still paused (see above).
+            del prepared
     return summary
 
 
 def prepare(sources, format: str | None = None, errors: str = "strict", size_limit: int = DEFAULT_SIZE_LIMIT,
-            min_tokens: int = MIN_TOKENS, max_tokens: int = MAX_TOKENS, progress=None) -> Prepared:
-    """Read, check, parse and chunk every source; raises InputError on the first bad one."""
+            min_tokens: int = MIN_TOKENS, max_tokens: int = MAX_TOKENS, progress=None,
+            consume: bool = False) -> Prepared:
+    """Read, check, parse and chunk every source; raises InputError on the first bad one. consume: as ingest's."""
     check_errors_mode(errors)
     format = normalize_format(format)
     if not 1 <= min_tokens <= max_tokens:
         raise InputError(f"chunk sizes must satisfy 1 <= min_tokens <= max_tokens (got {min_tokens}, {max_tokens})")
+    given = sources
     sources = [source if isinstance(source, Source) else read_file(os.fspath(source), size_limit)
                for source in sources]
     if not sources:
         raise InputError("nothing to ingest")
+    if consume:
+        given.clear()
     conversations = []
     total_bytes = sum(len(source.data) for source in sources)
     done_bytes = 0
-    for source in sources:
-        text = decode(source.data, source.name, errors, size_limit)
-        conversations += parse_document(text, source.name, format, errors, max_tokens)[1]
-        done_bytes += len(source.data)
+    sources.reverse()
+    while sources:
+        done_bytes += _parse_next(sources, conversations, format, errors, size_limit, max_tokens)
         if progress:
             progress("parse", done_bytes, total_bytes)
     summary = {
@@ -83,6 +89,19 @@ def prepare(sources, format: str | None = None, errors: str = "strict", size_lim
         "turns": sum(len(conversation.turns) for conversation in conversations),
     }
     return Prepared(chunk_all(conversations, min_tokens, max_tokens), summary)
+
+
+def _parse_next(sources: list, conversations: list, format: str | None, errors: str, size_limit: int,
+                max_tokens: int) -> int:
+    """Parse the last of `sources` (taken off the list) into `conversations`; returns its size in bytes. Unless
+    the caller holds the source, its bytes are freed once decoded and its text once parsed, before the chunks are
+    rendered (a 50 MB line would otherwise be held twice more)."""
+    source = sources.pop()
+    name, size = source.name, len(source.data)
+    text = decode(source.data, name, errors, size_limit)
+    del source
+    conversations += parse_document(text, name, format, errors, max_tokens)[1]
+    return size
 
 
 def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progress=None) -> dict:

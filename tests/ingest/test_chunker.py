@@ -11,11 +11,6 @@ from memctl.ingest.model import Conversation, Turn
 from memctl.language.token_estimate import CJK_CLASS, estimate_tokens, text_counts
 
 
-def spans(chunk):
-    """(turn, offset, length) of each turn of a chunk."""
-    return list(zip(chunk.turns, chunk.offsets, chunk.lengths))
-
-
 def conversation(texts, speaker="用户", session_of=lambda index: None, conv_id="c"):
     return Conversation(conv_id, [Turn(conv_id, speaker, text, None, f"t#{index}", session=session_of(index))
                                   for index, text in enumerate(texts)])
@@ -44,17 +39,16 @@ def test_rendering_and_spans_are_exact():
     ]))
     assert chunk.data.decode() == "用户: 蓝牙打不开 😀\na paragraph\n\nBot: \n"
     assert list(zip(chunk.offsets, chunk.lengths)) == [(8, 20), (29, 11), (47, 0)]
-    for turn, offset, length in spans(chunk):
-        assert chunk.data[offset: offset + length].decode() == turn.text
+    assert chunk.texts() == ["蓝牙打不开 😀", "a paragraph", ""]
 
 
 def test_chunks_stay_within_the_maximum_and_keep_turn_order():
     texts = [f"turn {index}: " + "word " * 90 for index in range(200)]  # about 120 tokens each
     chunks = chunk_conversation(conversation(texts, speaker="A"))
     assert len(chunks) > 5
-    assert [turn.text for chunk in chunks for turn in chunk.turns] == texts
+    assert [text for chunk in chunks for text in chunk.texts()] == texts
     for chunk in chunks:
-        assert estimate_tokens(chunk.data.decode()) <= MAX_TOKENS + len(chunk.turns)
+        assert estimate_tokens(chunk.data.decode()) <= MAX_TOKENS + len(chunk.offsets)
     assert all(estimate_tokens(chunk.data.decode()) >= MIN_TOKENS for chunk in chunks[:-1])
 
 
@@ -63,21 +57,21 @@ def test_session_boundaries_close_a_chunk_only_once_it_is_big_enough():
     assert len(small) == 1  # four short sessions share one chunk
     big_turn = "很" * 300
     big = chunk_conversation(conversation([big_turn] * 8, session_of=lambda index: str(index // 4)))
-    assert [len(chunk.turns) for chunk in big] == [4, 4]  # 1,200 tokens, and the next session would not fit
+    assert [len(chunk.offsets) for chunk in big] == [4, 4]  # 1,200 tokens, and the next session would not fit
     sessions = "a" * 11 + "b" * 8 + "c" * 3  # turns of about 100 tokens: sessions of 1,100, 800 and 300
     packed = chunk_conversation(conversation(["很" * 95] * 22, session_of=lambda index: sessions[index]))
-    assert [len(chunk.turns) for chunk in packed] == [19, 3]  # b still fits whole after a; c does not
+    assert [len(chunk.offsets) for chunk in packed] == [19, 3]  # b still fits whole after a; c does not
 
 
 def test_an_oversized_turn_gets_its_own_chunk():
     texts = ["short", "字" * (MAX_TOKENS * 2), "short again"]
     chunks = chunk_conversation(conversation(texts))
-    assert [len(chunk.turns) for chunk in chunks] == [1, 1, 1]
+    assert [len(chunk.offsets) for chunk in chunks] == [1, 1, 1]
 
 
 def test_chunks_never_span_conversations():
     chunks = chunk_all([conversation(["a"], conv_id="one"), conversation(["b"], conv_id="two")])
-    assert [(chunk.conv_id, len(chunk.turns)) for chunk in chunks] == [("one", 1), ("two", 1)]
+    assert [(chunk.conv_id, len(chunk.offsets)) for chunk in chunks] == [("one", 1), ("two", 1)]
 
 
 def test_chunk_meta():
@@ -100,19 +94,15 @@ def test_spans_round_trip_for_any_text(turns):
     source = Conversation("c", [Turn("c", speaker, text, None, f"#{index}")
                                 for index, (speaker, text) in enumerate(turns)])
     chunks = chunk_conversation(source)
-    assert [turn for chunk in chunks for turn in chunk.turns] == source.turns
-    for chunk in chunks:
-        for turn, offset, length in spans(chunk):
-            assert chunk.data[offset: offset + length] == turn.text.encode("utf-8")
+    assert [text for chunk in chunks for text in chunk.texts()] == [turn.text for turn in source.turns]
+    assert [name for chunk in chunks for name in chunk.source_ids] == [turn.source_id for turn in source.turns]
 
 
 def test_spans_round_trip_for_cjk_and_emoji_at_chunk_edges():
     texts = ["👨‍👩‍👧‍👦" * 50, "蓝牙" * 700, "𠮷野家 🍜", "é" * 3, "\u200d\ufe0f", "混合 mixed ✅"]
     chunks = chunk_conversation(conversation(texts * 5))
     assert len(chunks) > 1
-    for chunk in chunks:
-        for turn, offset, length in spans(chunk):
-            assert chunk.data[offset: offset + length].decode("utf-8") == turn.text
+    assert [text for chunk in chunks for text in chunk.texts()] == texts * 5
 
 
 def reference_counts(text):
@@ -194,11 +184,7 @@ def test_batch_chunking_follows_the_rules_across_conversations(rows, conversatio
                                                         session=session)
                                                    for index, (speaker, session, size, piece) in enumerate(part)]))
     chunks = chunk_all(sources, min_tokens=100, max_tokens=300)
-    expected = [(source.conv_id, source.turns[start:end]) for source in sources
+    expected = [(source.conv_id, [(turn.speaker, turn.source_id, turn.text) for turn in source.turns[start:end]])
+                for source in sources
                 for start, end in (reference_chunks(source, 100, 300) if source.turns else [])]
-    assert [(chunk.conv_id, chunk.turns) for chunk in chunks] == expected
-    for chunk in chunks:
-        assert chunk.speakers == [turn.speaker for turn in chunk.turns]
-        assert chunk.source_ids == [turn.source_id for turn in chunk.turns]
-        for turn, offset, length in spans(chunk):
-            assert chunk.data[offset: offset + length] == turn.text.encode()
+    assert [(chunk.conv_id, list(zip(chunk.speakers, chunk.source_ids, chunk.texts()))) for chunk in chunks] == expected
