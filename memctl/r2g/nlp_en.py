@@ -22,6 +22,7 @@ from memctl.language.lexicon import aliases, english_words, gazetteer, lexicon_c
 from memctl.language.timenorm import TimeExpr
 from memctl.model import normalize_text
 from memctl.r2g.predicates import english_lemmatizer, fallback_predicate, lexicon, noun_singular
+from memctl.r2g.statements_en import stated_facts
 from memctl.r2g.structures import Analysis, Mention, RawFact
 
 _TOKEN = re.compile(
@@ -442,6 +443,7 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
                 fact.add_role("TIME", Mention(expr.expression, expr.start, expr.end, None, time_index=index, confidence=0.9))
         subjects = state.subjects or subjects
         facts.extend(fact for fact in clause_facts if _informative(fact))
+    facts = stated_facts(sentence, facts)
     _attach_loose_times(facts, tokens, times)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
     return Analysis([span.mention for span in spans], facts, word_classes)
