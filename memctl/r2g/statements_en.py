@@ -5,13 +5,14 @@ Jon!" → go(agent Way)). A fact is kept when
 - the sentence is a statement, not a question;
 - its predicate has content of its own: not a copula, light verb or phatic verb (en_words.yaml
   content_free_predicates), except be or have with a place ("I'll be in Chicago");
-- it has a holder: the speaker (I, we), a named person, or someone or something the speaker or a named person
-  owns ("my sister", "our team", "Tim's band", "my laptop"); never the person addressed ("Hey Maria, hope you're
+- it has a holder: the speaker (I), a named person, or a person the speaker's or a named person's ("my sister",
+  "our team", "Tim's band") or a thing of the speaker's ("my laptop won't connect"); never the person addressed ("Hey Maria, hope you're
   well"), nor a capitalised word at the start of the sentence that no lexicon knows as a name ("Challenges will
   come");
-- it states what its holder did or holds: a predicate of the lexicon ("broke up", "went hiking"), or a further
-  argument (an object, place, recipient) that is not a pronoun nor the complement a light verb's predicate
-  already carries ("stay_positive(patient positive)"); a time alone is not one.
+- it states what its holder did or holds: a further argument (an object, place, recipient) that is not a
+  pronoun nor the complement a light verb's predicate already carries ("stay_positive(patient positive)"), or,
+  with no argument at all, a phrasal verb ("passed away") or a lexicon verb with its time ("went hiking last
+  week").
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ import re
 from memctl.language.lexicon import english_words
 from memctl.r2g.structures import Mention, RawFact
 
-_SPEAKER = frozenset({"i", "me", "myself", "we", "us"})
+_SPEAKER = frozenset({"i", "me", "myself"})  # "we" names nobody R2G can resolve: its facts would show no holder
 _KNOWN_NAME = 0.85  # nlp_en's confidence for a name found in the gazetteer, the alias lexicon or after a title
 _SENTENCE_START = re.compile(r"(?:^|[,;:!?.(\"“—–-])\s*$")
 _AFTER_VOCATIVE = re.compile(r"^\s*(?:[,;:!?.)\"”—–-]|$)")
 _OWNED = re.compile(r"(?:\b(?:my|our)|\b[A-Z][a-z]+['’]s)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+_MINE = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+_POSSESSIONS = frozenset({"Object", "Product"})
 _PLACE_COPULAS = frozenset({"be", "have"})
 
 
@@ -55,9 +58,14 @@ def _holder(sentence: str, mention: Mention) -> bool:
         return mention.text.lower() in _SPEAKER
     if mention.entity_type is None or _vocative(sentence, mention):
         return False
-    if _OWNED.search(sentence[: mention.start]):
+    before = sentence[: mention.start]
+    if mention.entity_type in _POSSESSIONS and _MINE.search(before):
+        return True  # "My laptop won't connect": what happens to the speaker's things is said of them
+    if mention.entity_type != "Person":
+        return False
+    if _OWNED.search(before):
         return True
-    if mention.entity_type != "Person" or not mention.text[:1].isupper():
+    if not mention.text[:1].isupper():
         return False
     return mention.confidence >= _KNOWN_NAME or not _SENTENCE_START.search(sentence[: mention.start])
 
@@ -92,8 +100,12 @@ def _has_content(fact: RawFact, holder_role: str) -> bool:
                  for mention in mentions]
     if any(mention.entity_type is not None and not mention.pronoun for mention in arguments):
         return True
-    # "I painted it": a lexicon verb whose only argument is a pronoun nobody resolves lost what it hinges on.
-    return (fact.from_lexicon or _phrasal(fact.predicate)) and not arguments
+    # "I painted it": a verb whose only argument is a pronoun nobody resolves lost what it hinges on. Without
+    # any argument, a phrasal verb names an event ("passed away"), a lexicon verb only with its time ("I went
+    # hiking last week"); "I love to", "I won't give up" state nothing.
+    if arguments:
+        return False
+    return _phrasal(fact.predicate) or fact.from_lexicon and "TIME" in fact.roles
 
 
 def _phrasal(predicate: str) -> bool:
