@@ -58,6 +58,7 @@ _DROPPED_ADJECTIVES = frozenset({"new", "old", "own", "best", "favorite", "favou
 _NOT_VERBS_AFTER = frozenset({"a", "an", "the", "my", "your", "his", "her", "our", "their", "its", "this", "that",
                               "these", "those", "some", "any", "every", "each", "no", "another", "of", "'s"})
 _COMPLEMENT_TAKERS = frozenset({"like", "dislike", "prefer", "learn"})
+_COMMON_NOUN_ENDINGS = ("s", "ness", "ment", "tion", "sion", "ity", "ence", "ance", "ship", "dom", "ism", "ure", "age")
 _WH_WORDS = frozenset({"what", "who", "whom", "which", "why", "how", "where", "when"})
 
 
@@ -204,10 +205,12 @@ def _capitalised_name(tokens: list[Token], index: int) -> bool:
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         if known or following is None:
             return known
+        if not _unknown_word(token) or _common_noun_form(token.lower):
+            return False  # "Go Jon!", "Setbacks are …", "Confidence is …": a verb or a common noun starts the sentence
         if following.text[0].isupper() and following.lower not in names.not_names:
             return True
         # "Dave is ...", "Priya said ...": an unknown capitalised word right before a verb is a name.
-        return _unknown_word(token) and (following.lemma in english_words()["verbs"] or following.lower in ("'s", "'ll", "'d"))
+        return following.lemma in english_words()["verbs"] or following.lower in ("'s", "'ll", "'d")
     return True
 
 
@@ -219,6 +222,11 @@ def _unknown_word(token: Token) -> bool:
                 or lower in words["non_objects"] or lower in words["auxiliaries"] or lower in words["modals"]
                 or lower in gazetteer().person_nouns_en or lower in gazetteer().place_nouns_en
                 or lower in _concept_words() or lower.endswith(("ly", "ing", "ed", "tion", "ness", "ment")))
+
+
+def _common_noun_form(lower: str) -> bool:
+    """A plural or a word with a common noun's suffix: at the start of a sentence, not taken for a name."""
+    return lower.endswith(_COMMON_NOUN_ENDINGS) and not lower.endswith("ss")
 
 
 @lexicon_cache
