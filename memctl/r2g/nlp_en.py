@@ -220,6 +220,7 @@ def _unknown_word(token: Token) -> bool:
     return not (lower in words["verbs"] or token.lemma in words["verbs"] or lower in words["pronouns"]
                 or lower in words["determiners"] or lower in words["prepositions"] or lower in words["conjunctions"]
                 or lower in words["non_objects"] or lower in words["auxiliaries"] or lower in words["modals"]
+                or lower in words["light_nouns"]
                 or lower in gazetteer().person_nouns_en or lower in gazetteer().place_nouns_en
                 or lower in _concept_words() or lower.endswith(("ly", "ing", "ed", "tion", "ness", "ment")))
 
@@ -453,6 +454,7 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
         facts.extend(fact for fact in clause_facts if _informative(fact))
     facts = stated_facts(sentence, facts)
     _attach_loose_times(facts, tokens, times)
+    _drop_vague_times(facts, times)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
     return Analysis([span.mention for span in spans], facts, word_classes)
 
@@ -469,6 +471,16 @@ def _attach_loose_times(facts: list[RawFact], tokens: list[Token], times: list[T
         if index not in used:
             for fact in facts:
                 fact.add_role("TIME", Mention(expr.expression, expr.start, expr.end, None, time_index=index, confidence=0.8))
+
+
+def _drop_vague_times(facts: list[RawFact], times: list[TimeExpr]) -> None:
+    """"a few weeks ago", "lately": a time without a value dates nothing and would be an Entity without one."""
+    for fact in facts:
+        kept = [mention for mention in fact.roles.get("TIME", ()) if times[mention.time_index].value is not None]
+        if kept:
+            fact.roles["TIME"] = kept
+        else:
+            fact.roles.pop("TIME", None)
 
 
 def _word_class(token: Token) -> str:

@@ -73,13 +73,25 @@ def test_a_fact_keeps_its_holder(sentence, speaker, expected):
     assert _facts(sentence, speaker) == expected
 
 
+def test_a_time_without_a_value_dates_no_fact():
+    result = extract("I went to a pride parade a few weeks ago.", lang="en", ref_time=REF, speaker="Caroline")
+    [fact] = result.facts
+    assert (fact.predicate, "TIME" in fact.roles) == ("go_to", False)
+    dated = extract("I went to a pride parade last Friday.", lang="en", ref_time=REF, speaker="Caroline")
+    assert dated.facts[0].time["value"] == "2023-05-05"
+
+
 @pytest.mark.parametrize("sentence, not_names", [
     ("Setbacks are part of the journey.", {"Setbacks"}),
     ("Go Jon!", {"Go Jon", "Go"}),
     ("Confidence is key.", {"Confidence"}),
+    ("Stuff like this mural are really special to me!", {"Stuff"}),
+    ("I just joined a new LGBTQ activist group last Tues.", {"Tues"}),
+    ("Woohoo Melanie! I passed the adoption agency interviews last Friday!", {"Woohoo Melanie", "Woohoo"}),
 ])
-def test_a_common_word_starting_the_sentence_is_no_name(sentence, not_names):
-    names = {entity.name for entity in extract(sentence, lang="en", ref_time=REF).entities}
+def test_a_common_word_is_no_name(sentence, not_names):
+    # Object is the type of common nouns (fillers of facts); a name is typed Person, Location, Organization …
+    names = {entity.name for entity in extract(sentence, lang="en", ref_time=REF).entities if entity.type != "Object"}
     assert not names & not_names
 
 
