@@ -205,12 +205,10 @@ def _capitalised_name(tokens: list[Token], index: int) -> bool:
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         if known or following is None:
             return known
-        if not _unknown_word(token) or _common_noun_form(token.lower):
-            return False  # "Go Jon!", "Setbacks are …", "Confidence is …": a verb or a common noun starts the sentence
-        if following.text[0].isupper() and following.lower not in names.not_names:
-            return True
-        # "Dave is ...", "Priya said ...": an unknown capitalised word right before a verb is a name.
-        return following.lemma in english_words()["verbs"] or following.lower in ("'s", "'ll", "'d")
+        # "Go Jon!", "Setbacks are …", "Life's too short": an unknown capitalised word starting a sentence is a
+        # name only as the first word of a longer one ("Becoming Nicole"), never a verb or a common noun's form.
+        return (_unknown_word(token) and not _common_noun_form(token.lower) and following.text[0].isupper()
+                and following.lower not in names.not_names)
     return True
 
 

@@ -87,6 +87,8 @@ def test_a_time_without_a_value_dates_no_fact():
     ("Confidence is key.", {"Confidence"}),
     ("Stuff like this mural are really special to me!", {"Stuff"}),
     ("I just joined a new LGBTQ activist group last Tues.", {"Tues"}),
+    ("Life's too short to do anything else!", {"Life"}),
+    ("Clay is incredible, it brings me so much joy!", {"Clay"}),
     ("Woohoo Melanie! I passed the adoption agency interviews last Friday!", {"Woohoo Melanie", "Woohoo"}),
 ])
 def test_a_common_word_is_no_name(sentence, not_names):
