@@ -171,6 +171,7 @@ def english_words() -> dict:
         "non_objects": frozenset(data["non_objects"]),
         "light_nouns": frozenset(data["light_nouns"]),
         "interjections": frozenset(data["interjections"]),
+        "content_free_predicates": frozenset(data["content_free_predicates"]),
     }
 
 

@@ -22,6 +22,7 @@ from memctl.language.lexicon import aliases, english_words, gazetteer, lexicon_c
 from memctl.language.timenorm import TimeExpr
 from memctl.model import normalize_text
 from memctl.r2g.predicates import english_lemmatizer, fallback_predicate, lexicon, noun_singular
+from memctl.r2g.statements_en import stated_facts
 from memctl.r2g.structures import Analysis, Mention, RawFact
 
 _TOKEN = re.compile(
@@ -57,6 +58,7 @@ _DROPPED_ADJECTIVES = frozenset({"new", "old", "own", "best", "favorite", "favou
 _NOT_VERBS_AFTER = frozenset({"a", "an", "the", "my", "your", "his", "her", "our", "their", "its", "this", "that",
                               "these", "those", "some", "any", "every", "each", "no", "another", "of", "'s"})
 _COMPLEMENT_TAKERS = frozenset({"like", "dislike", "prefer", "learn"})
+_COMMON_NOUN_ENDINGS = ("s", "ness", "ment", "tion", "sion", "ity", "ence", "ance", "ship", "dom", "ism", "ure", "age")
 _WH_WORDS = frozenset({"what", "who", "whom", "which", "why", "how", "where", "when"})
 
 
@@ -203,10 +205,10 @@ def _capitalised_name(tokens: list[Token], index: int) -> bool:
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         if known or following is None:
             return known
-        if following.text[0].isupper() and following.lower not in names.not_names:
-            return True
-        # "Dave is ...", "Priya said ...": an unknown capitalised word right before a verb is a name.
-        return _unknown_word(token) and (following.lemma in english_words()["verbs"] or following.lower in ("'s", "'ll", "'d"))
+        # "Go Jon!", "Setbacks are …", "Life's too short": an unknown capitalised word starting a sentence is a
+        # name only as the first word of a longer one ("Becoming Nicole"), never a verb or a common noun's form.
+        return (_unknown_word(token) and not _common_noun_form(token.lower) and following.text[0].isupper()
+                and following.lower not in names.not_names)
     return True
 
 
@@ -216,8 +218,14 @@ def _unknown_word(token: Token) -> bool:
     return not (lower in words["verbs"] or token.lemma in words["verbs"] or lower in words["pronouns"]
                 or lower in words["determiners"] or lower in words["prepositions"] or lower in words["conjunctions"]
                 or lower in words["non_objects"] or lower in words["auxiliaries"] or lower in words["modals"]
+                or lower in words["light_nouns"]
                 or lower in gazetteer().person_nouns_en or lower in gazetteer().place_nouns_en
                 or lower in _concept_words() or lower.endswith(("ly", "ing", "ed", "tion", "ness", "ment")))
+
+
+def _common_noun_form(lower: str) -> bool:
+    """A plural or a word with a common noun's suffix: at the start of a sentence, not taken for a name."""
+    return lower.endswith(_COMMON_NOUN_ENDINGS) and not lower.endswith("ss")
 
 
 @lexicon_cache
@@ -442,7 +450,9 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
                 fact.add_role("TIME", Mention(expr.expression, expr.start, expr.end, None, time_index=index, confidence=0.9))
         subjects = state.subjects or subjects
         facts.extend(fact for fact in clause_facts if _informative(fact))
+    facts = stated_facts(sentence, facts)
     _attach_loose_times(facts, tokens, times)
+    _drop_vague_times(facts, times)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
     return Analysis([span.mention for span in spans], facts, word_classes)
 
@@ -459,6 +469,16 @@ def _attach_loose_times(facts: list[RawFact], tokens: list[Token], times: list[T
         if index not in used:
             for fact in facts:
                 fact.add_role("TIME", Mention(expr.expression, expr.start, expr.end, None, time_index=index, confidence=0.8))
+
+
+def _drop_vague_times(facts: list[RawFact], times: list[TimeExpr]) -> None:
+    """"a few weeks ago", "lately": a time without a value dates nothing and would be an Entity without one."""
+    for fact in facts:
+        kept = [mention for mention in fact.roles.get("TIME", ()) if times[mention.time_index].value is not None]
+        if kept:
+            fact.roles["TIME"] = kept
+        else:
+            fact.roles.pop("TIME", None)
 
 
 def _word_class(token: Token) -> str:

@@ -81,6 +81,13 @@ _EN_RULES = [
     (r"^my (?P<trigger>favou?rite)\s+\w+(?: \w+)? (?:is|are)\s+(?P<object>.+)", 1, "taste", 0.8),
     (r"^i (?P<trigger>usually|always|often|normally|typically|tend to|regularly)\s+(?P<object>.+)", 1, "habit", 0.7),
 ]
+# Between people, "Don't forget to …", "Never give up!", "Always here to help" are advice and comfort, not
+# instructions: an English instruction names something the assistant does (answer, use, recommend, share …).
+_EN_TASKS = re.compile(r"(?:please\s+)?(?:" + _EN_ANSWER_VERBS + r"|recommend|suggest|share|send|tell|ask|book|schedule|"
+                       r"order|talk|contact|email|text|play|bring up|mention)\b(?! up\b)", re.IGNORECASE)
+_EN_ADDRESSED = re.compile(r"\b(?:please|from now on|in the future|going forward|next time)\b", re.IGNORECASE)
+# "I love it!", "I love how you …", "I love the theme": a reaction to what was just shown or said, not a taste.
+_EN_REACTION = re.compile(r"^(?:it|that|this|these|those|them|to|how|what|when|the|all the|your|you)\b", re.IGNORECASE)
 _EN_CONTINUATION = re.compile(r"^(?:and\s+)?(?P<object>(?:" + _EN_ANSWER_VERBS + r")\b.+)")
 _EN_CLAUSE_SPLIT = re.compile(r"\s*(?:[;,]\s*(?:so|but|and)?|\bso\b|\bbut\b)\s*", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[，,；;。！？!?]")
@@ -147,8 +154,16 @@ def _match_clause(clause: str, offset: int, lang: str) -> PreferenceHit | None:
         trigger = match.groupdict().get("trigger") or ""
         if kind == "taste" and _ABOUT_ANSWERS.search(match.group("object")):
             kind = "instruction"  # "I prefer short answers": a taste about the assistant's output is an instruction
+        elif lang != "zh" and not _english_preference(kind, text, match.group("object")):
+            return None
         return _hit(text, offset, match.start("object"), match.end("object"), polarity, kind, trigger, confidence, lang)
     return None
+
+
+def _english_preference(kind: str, clause: str, object_text: str) -> bool:
+    if kind == "instruction":
+        return _EN_ADDRESSED.search(clause) is not None or _EN_TASKS.match(object_text) is not None
+    return _EN_REACTION.match(object_text) is None
 
 
 def _continuation(clause: str, offset: int, lang: str) -> PreferenceHit | None:

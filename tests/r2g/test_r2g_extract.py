@@ -21,8 +21,8 @@ def test_negation_and_modality_in_both_languages():
     assert _fact("I never drink coffee after noon.").negation is True
     won_t = _fact("My laptop won't connect to the headphones.")
     assert (won_t.predicate, won_t.negation) == ("connect", True)
-    assert _fact("She might visit Paris in June.").modality == "possible"
-    assert _fact("We should grab dinner next week.").modality == "should"
+    assert _fact("Anna might visit Paris in June.").modality == "possible"
+    assert _fact("Anna should grab dinner next week.").modality == "should"
 
 
 def test_lexicon_phrases_that_contain_a_negation_are_not_negated():

@@ -1,0 +1,114 @@
+"""Which English facts a sentence states: the precision rules of issue 18 applied to nlp_en's raw facts.
+
+Chat is mostly reactions, greetings and advice; read literally they become events nobody stated ("Way to go,
+Jon!" → go(agent Way)). A fact is kept when
+- the sentence is a statement, not a question;
+- its predicate has content of its own: not a copula, light verb or phatic verb (en_words.yaml
+  content_free_predicates), except be or have with a place ("I'll be in Chicago");
+- it has a holder: the speaker (I), a named person, or a person the speaker's or a named person's ("my sister",
+  "our team", "Tim's band") or a thing of the speaker's ("my laptop won't connect"); never the person addressed ("Hey Maria, hope you're
+  well"), nor a capitalised word at the start of the sentence that no lexicon knows as a name ("Challenges will
+  come");
+- it states what its holder did or holds: a further argument (an object, place, recipient) that is not a
+  pronoun nor the complement a light verb's predicate already carries ("stay_positive(patient positive)"), or,
+  with no argument at all, a phrasal verb ("passed away") or a lexicon verb with its time ("went hiking last
+  week").
+"""
+
+from __future__ import annotations
+
+import re
+
+from memctl.language.lexicon import english_words
+from memctl.r2g.structures import Mention, RawFact
+
+_SPEAKER = frozenset({"i", "me", "myself"})  # "we" names nobody R2G can resolve: its facts would show no holder
+_KNOWN_NAME = 0.85  # nlp_en's confidence for a name found in the gazetteer, the alias lexicon or after a title
+_SENTENCE_START = re.compile(r"(?:^|[,;:!?.(\"“—–-])\s*$")
+_AFTER_VOCATIVE = re.compile(r"^\s*(?:[,;:!?.)\"”—–-]|$)")
+_OWNED = re.compile(r"(?:\b(?:my|our)|\b[A-Z][a-z]+['’]s)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+_MINE = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+_POSSESSIONS = frozenset({"Object", "Product"})
+_PLACE_COPULAS = frozenset({"be", "have"})
+
+
+def stated_facts(sentence: str, facts: list[RawFact]) -> list[RawFact]:
+    """The facts of `facts` (one English sentence's) that pass the rules above, their holders and arguments
+    trimmed to the ones that qualify."""
+    if sentence.rstrip().endswith("?"):
+        return []
+    content_free = english_words()["content_free_predicates"]
+    kept = []
+    for fact in facts:
+        if fact.predicate in content_free and not (fact.predicate in _PLACE_COPULAS and "LOCATION" in fact.roles):
+            continue
+        holder_role = "PATIENT" if fact.passive else "AGENT"
+        holders = [mention for mention in fact.roles.get(holder_role, ()) if _holder(sentence, mention)]
+        if not holders:
+            continue
+        fact.roles[holder_role] = holders
+        _drop_echoes(fact, content_free)
+        if _has_content(fact, holder_role):
+            kept.append(fact)
+    return kept
+
+
+def _holder(sentence: str, mention: Mention) -> bool:
+    if mention.pronoun:
+        return mention.text.lower() in _SPEAKER
+    if mention.entity_type is None or _vocative(sentence, mention):
+        return False
+    before = sentence[: mention.start]
+    if mention.entity_type in _POSSESSIONS and _MINE.search(before):
+        return True  # "My laptop won't connect": what happens to the speaker's things is said of them
+    if mention.entity_type != "Person":
+        return False
+    if _OWNED.search(before):
+        return True
+    if not mention.text[:1].isupper():
+        return False
+    return mention.confidence >= _KNOWN_NAME or not _SENTENCE_START.search(sentence[: mention.start])
+
+
+def _vocative(sentence: str, mention: Mention) -> bool:
+    """A name standing alone between the sentence's edges, commas or an interjection: "Hey Maria, …",
+    "Wow, Mel, …", "… so proud of you, Jon!"."""
+    before = sentence[: mention.start].rstrip()
+    words = before.split()
+    after_interjection = bool(words) and words[-1].lower().strip(",!") in english_words()["interjections"]
+    opened = after_interjection or _SENTENCE_START.search(before) is not None
+    return opened and _AFTER_VOCATIVE.match(sentence[mention.end :]) is not None
+
+
+def _drop_echoes(fact: RawFact, content_free: frozenset) -> None:
+    """A light verb's compound predicate carries its complement ("stay_positive", "keep_chasing", "take_look"):
+    the complement repeated as a filler is no argument. A content verb's object stays ("play_soccer(patient
+    soccer)")."""
+    verb, _, complement = fact.predicate.partition("_")
+    if verb not in content_free or not complement:
+        return
+    for role, mentions in list(fact.roles.items()):
+        remaining = [mention for mention in mentions if mention.text.lower() not in complement.split("_")]
+        if remaining:
+            fact.roles[role] = remaining
+        else:
+            del fact.roles[role]
+
+
+def _has_content(fact: RawFact, holder_role: str) -> bool:
+    arguments = [mention for role, mentions in fact.roles.items() if role not in (holder_role, "TIME")
+                 for mention in mentions]
+    if any(mention.entity_type is not None and not mention.pronoun for mention in arguments):
+        return True
+    # "I painted it": a verb whose only argument is a pronoun nobody resolves lost what it hinges on. Without
+    # any argument, a phrasal verb names an event ("passed away"), a lexicon verb only with its time ("I went
+    # hiking last week"); "I love to", "I won't give up" state nothing.
+    if arguments:
+        return False
+    return _phrasal(fact.predicate) or fact.from_lexicon and "TIME" in fact.roles
+
+
+def _phrasal(predicate: str) -> bool:
+    """"passed away", "broke up": a verb with its particle names the event by itself."""
+    verb, _, particle = predicate.partition("_")
+    return particle in english_words()["particles"]
