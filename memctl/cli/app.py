@@ -9,8 +9,8 @@ each annotation string (about 5 ms of every cold command for the whole tree).
 import typer
 
 from memctl import __version__
-from memctl.cli import config_cmd, graph_cmd, index_cmd, ingest_cmd, r2g_cmd, raw_cmd, recall_cmd, search_cmd, \
-    store_cmd
+from memctl.cli import config_cmd, graph_cmd, index_cmd, ingest_cmd, r2g_cmd, raw_cmd, recall_cmd, remember_cmd, \
+    search_cmd, store_cmd
 from memctl.cli.common import GlobalOptions, MemctlGroup, run
 from memctl.paths import check_tenant
 
@@ -23,8 +23,8 @@ INSPECT = "Inspect"
 
 
 class MemctlApp(MemctlGroup):
-    command_order = ("ingest", "index", "r2g", "recall", "search", "check", "compact", "migrate", "repair", "stats",
-                     "graph", "raw", "config")
+    command_order = ("ingest", "index", "remember", "r2g", "recall", "search", "check", "compact", "migrate",
+                     "repair", "stats", "graph", "raw", "config")
 
 
 app = typer.Typer(
@@ -68,6 +68,8 @@ def global_options(
 
 app.command("ingest", rich_help_panel=STORE)(ingest_cmd.ingest)
 app.add_typer(index_cmd.index_app, name="index", rich_help_panel=STORE)
+app.command("remember", rich_help_panel=REMEMBER)(remember_cmd.remember)
+app.command("add", hidden=True)(remember_cmd.remember)  # mem0's verb
 app.command("r2g", rich_help_panel=REMEMBER)(r2g_cmd.r2g)
 app.add_typer(recall_cmd.recall_app, name="recall", rich_help_panel=RECALL)
 app.command("search", rich_help_panel=RECALL)(search_cmd.search)

@@ -41,7 +41,7 @@ from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnE
 from memctl.r2g.events import EVENT_TABLE, EventIndex
 from memctl.language.lexicon import use_directory
 from memctl.node_documents import INDEXED_TYPES, node_document
-from memctl.r2g.rawturns import ChunkStart, conversations, walk, with_neighbors
+from memctl.r2g.rawturns import ChunkStart, conversations, conversations_of, walk, with_neighbors
 from memctl.r2g.recent import Recent
 from memctl.settings import resolve
 
@@ -80,6 +80,7 @@ class Builder:
         # finds on a 4 MiB generated transcript (LoCoMo dev: all), at a twelfth of its memory.
         self.extractions = Recent(EXTRACTIONS_REMEMBERED)
         self.rewritten = None
+        self.created: list | None = None  # [key, type] of the nodes created, when the run lists them
         self.recent_nodes = RecentNodes(NODE_RECORDS_REMEMBERED, NODE_IDS_REMEMBERED)
         # A first conversion (the common bulk case) knows every node it did not write yet is absent.
         self.run_nodes = set() if self.graph.node_ids_allocated() == 0 else None
@@ -96,20 +97,28 @@ class Builder:
 
     # --- the run ---------------------------------------------------------------------------------------
 
-    def run(self, rebuild: bool = False) -> dict:
+    def run(self, rebuild: bool = False, chunks: list | None = None) -> dict:
+        """chunks: convert only the conversations of these raw ids (every chunk of theirs not converted yet),
+        and list the nodes created in the summary ("created": [[key, type]]), as `remember` does."""
         with paused_gc():  # 30% of the CPU time on LoCoMo dev went to rescanning the memtable
             try:
-                return self._run(rebuild)
+                return self._run(rebuild, chunks)
             finally:
                 _age_survivors()
 
-    def _run(self, rebuild: bool) -> dict:
+    def _run(self, rebuild: bool, only: list | None) -> dict:
         started = time.perf_counter()
         rebuild = rebuild or self.store.get(META_TABLE, REBUILD_KEY) is not None
         if rebuild:
             self._start_rebuild()
-        by_conversation = conversations(self.raw)
-        done = {raw_id for raw_id, _ in self.store.scan(DONE_TABLE)}
+        if only is None:
+            by_conversation = conversations(self.raw)
+            done = {raw_id for raw_id, _ in self.store.scan(DONE_TABLE)}
+        else:
+            self.created = []
+            by_conversation = conversations(self.raw, conversations_of(self.raw, only))
+            raw_ids = [info.raw_id for chunks in by_conversation.values() for info in chunks]
+            done = {raw_id for raw_id, mark in zip(raw_ids, self.store.get_many(DONE_TABLE, raw_ids)) if mark}
         work = {conv_id: chunks for conv_id, chunks in by_conversation.items()
                 if any(info.raw_id not in done for info in chunks)}
         total = sum(info.raw_id not in done for chunks in work.values() for info in chunks)
@@ -133,6 +142,8 @@ class Builder:
                    "documents": self.totals["documents"], "rebuild": bool(rebuild), "nodes_removed": removed,
                    "imports_replayed": replayed,
                    "seconds": round(time.perf_counter() - started, 3)}
+        if self.created is not None:
+            summary["created"] = self.created
         from engine.text.chinese import notes
 
         if notes():  # the compiled Chinese dictionary could not be used (or not all of it): say why
@@ -204,6 +215,9 @@ class Builder:
                 self.draft.records:
             self.draft.commit()
             self.totals["batches"] += 1
+            if self.created is not None:
+                self.created += [[key, node_type] for key, (node_type, _) in self.draft.nodes.items()
+                                 if key in self.draft.created]
         self.totals["nodes"].update(self.draft.nodes_created)
         self.totals["edges"].update(self.draft.edges_written)
         self.totals["documents"] += len(self.draft.documents)

@@ -1,0 +1,38 @@
+"""`memctl remember` (alias `memctl add`): ingest and convert one exchange in one commit, printing what it created."""
+
+import typer
+
+from memctl.cli.common import open_memory, print_json, skip_teardown
+
+
+def remember(
+    context: typer.Context,
+    raw: list[str] = typer.Option(None, "--raw", metavar="PATH",
+                                  help="A file, a directory (read recursively), a glob, or - for stdin. "
+                                       "Repeatable."),
+    text: list[str] = typer.Option(None, "--text", metavar="TEXT", help="Text to remember as given. Repeatable."),
+    format: str = typer.Option("auto", "--format", metavar="FORMAT",
+                               help="auto, text, transcript, jsonl, messages or locomo (also reads MemDaily)."),
+    errors: str = typer.Option("strict", "--errors", metavar="MODE",
+                               help="strict: refuse invalid UTF-8; replace: accept it with U+FFFD."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was created as one JSON object."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Remember an exchange: `ingest` and `r2g` of the input in one process and one commit, the write an agent
+    makes after every exchange. Prints the ids created, one per line: `chunk RAW_ID`, then `TYPE KEY` per node.
+
+    Input and checks are ingest's: bad input (exit 2) changes nothing. The store ends as `ingest` then `r2g`
+    leave it, and the next `recall` finds the exchange.
+
+    Example: memctl remember --text $'user: I moved to Lisbon in May\\nassistant: Noted, Lisbon since May.'
+    """
+    with open_memory(context, writable=True, holder="memctl remember") as memory:
+        created = memory.remember(raw or [], text or [], format, errors)
+    if as_json:
+        print_json(created)
+    elif not quiet:
+        lines = [f"chunk {raw_id}" for raw_id in created["chunks"]]
+        lines += [f"{node['type']} {node['key']}" for node in created["nodes"]]
+        typer.echo("\n".join(lines) if lines else "nothing new: this input was remembered before")
+    # The store is closed (its commit durable, the lock released): what the run cached needs no teardown.
+    skip_teardown()
