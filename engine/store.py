@@ -431,17 +431,18 @@ class Store:
         self._check_writable()
         if self._joined is not None:
             raise EngineError("transactions do not nest")
-        self._joined = []
+        joined = self._joined = []
         try:
             yield self
+            self._joined = None
+            if joined:
+                self._commit_joined(joined)
         except BaseException as error:
-            if self._joined:
+            if joined and self._failure is None:
                 self._failure = error
             raise
         finally:
-            runs, self._joined = self._joined, None
-        if runs:
-            self._commit_joined(runs)
+            self._joined = None
 
     def _commit_joined(self, runs: list) -> None:
         sequence = self.sequence + 1
