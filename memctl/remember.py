@@ -3,9 +3,9 @@ graph in one process and ONE commit (one WAL record, one fsync: engine.store.Sto
 leaves either nothing of it or all of it, raw chunks and graph together.
 
 The store then holds what `ingest` followed by `r2g` would have made of the same input: the same pipeline
-(memctl.ingest.pipeline) and the same Builder run, restricted to the conversations the input touches. Their
-chunks not converted yet are converted with it (as `r2g` would); chunks that earlier `ingest` commands left
-unconverted in other conversations wait for `r2g`.
+(memctl.ingest.pipeline) and the same Builder run. Its cost does not grow with the store: the run reads only
+the new chunks and the ones before them in their conversations (memctl/r2g/tails.py), unless earlier `ingest`
+commands left chunks unconverted, which it then converts too, listing the store as `r2g` does.
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnE
 from memctl.r2g.events import EVENT_TABLE, EventIndex
 from memctl.language.lexicon import use_directory
 from memctl.node_documents import INDEXED_TYPES, node_document
-from memctl.r2g.rawturns import ChunkStart, conversations, conversations_of, walk, with_neighbors
+from memctl.r2g.rawturns import ChunkStart, conversations, walk, with_neighbors
+from memctl.r2g.tails import CONVERTED_KEY, TAIL_TABLE, after_tails, tail_of
 from memctl.r2g.recent import Recent
 from memctl.settings import resolve
 
@@ -74,7 +75,7 @@ class Builder:
         self.settings = resolve(config).r2g
         use_directory(self.settings.lexicon_directory)
         self.progress = progress
-        self.events = EventIndex(store, self.settings.same_event_days)
+        self.events = EventIndex(store, self.settings.same_event_days, empty=self.graph.node_ids_allocated() == 0)
         self.totals = {"nodes": Counter(), "edges": Counter(), "documents": 0, "batches": 0, "turns": 0}
         # extract's memo of sentences without times: 8,192 recent ones keep 87% of the repeats a whole-run memo
         # finds on a 4 MiB generated transcript (LoCoMo dev: all), at a twelfth of its memory.
@@ -98,8 +99,9 @@ class Builder:
     # --- the run ---------------------------------------------------------------------------------------
 
     def run(self, rebuild: bool = False, chunks: list | None = None) -> dict:
-        """chunks: convert only the conversations of these raw ids (every chunk of theirs not converted yet),
-        and list the nodes created in the summary ("created": [[key, type]]), as `remember` does."""
+        """chunks: the raw ids `remember` just stored. The run then lists the nodes it created in the summary
+        ("created": [[key, type]]) and, when the conversations' tails tell it which chunks are new and where
+        they go (memctl/r2g/tails.py), reads only those and the chunks next to them."""
         with paused_gc():  # 30% of the CPU time on LoCoMo dev went to rescanning the memtable
             try:
                 return self._run(rebuild, chunks)
@@ -111,12 +113,14 @@ class Builder:
         rebuild = rebuild or self.store.get(META_TABLE, REBUILD_KEY) is not None
         if rebuild:
             self._start_rebuild()
-        if only is None:
+        if only is not None:
+            self.created = []
+        stored = self.raw.turn_chunks_stored()
+        by_conversation = None if rebuild or only is None else after_tails(self.store, self.raw, META_TABLE, only)
+        if by_conversation is None:  # every conversation, as r2g converts them
             by_conversation = conversations(self.raw)
             done = {raw_id for raw_id, _ in self.store.scan(DONE_TABLE)}
         else:
-            self.created = []
-            by_conversation = conversations(self.raw, conversations_of(self.raw, only))
             raw_ids = [info.raw_id for chunks in by_conversation.values() for info in chunks]
             done = {raw_id for raw_id, mark in zip(raw_ids, self.store.get_many(DONE_TABLE, raw_ids)) if mark}
         work = {conv_id: chunks for conv_id, chunks in by_conversation.items()
@@ -127,6 +131,10 @@ class Builder:
             chunks = work[conv_id]
             new_ids = {info.raw_id for info in chunks if info.raw_id not in done}
             converted = self._conversation(chunks, new_ids, converted, total)
+            self.draft.record(TAIL_TABLE, conv_id, tail_of(chunks))  # with the batch marking its last chunk
+        self._record_tails({conv_id: chunks for conv_id, chunks in by_conversation.items() if conv_id not in work})
+        if self.store.get(META_TABLE, CONVERTED_KEY) != stored:
+            self.draft.record(META_TABLE, CONVERTED_KEY, stored)
         self._commit()
         replayed = removed = 0
         if rebuild:
@@ -183,6 +191,14 @@ class Builder:
             last_old = turn
         return converted
 
+    def _record_tails(self, unchanged: dict) -> None:
+        """Record the tails of converted conversations that lack theirs (a store converted before tails were)."""
+        conv_ids = sorted(unchanged)
+        for conv_id, recorded in zip(conv_ids, self.store.get_many(TAIL_TABLE, conv_ids)):
+            tail = tail_of(unchanged[conv_id])
+            if recorded != tail:
+                self.draft.record(TAIL_TABLE, conv_id, tail)
+
     def _start_chunk(self, start: ChunkStart) -> None:
         info = start.info
         self.emitter.chunk(info.raw_id, info.conv_id, start.turns, info.ts)
@@ -233,6 +249,7 @@ class Builder:
         self._new_draft()
         with self.store.batch() as batch:
             batch.put(META_TABLE, REBUILD_KEY, 1)
+            batch.delete(META_TABLE, CONVERTED_KEY)
             for table in (DONE_TABLE, EVENT_TABLE):
                 for key, _ in self.store.scan(table):
                     batch.delete(table, key)

@@ -13,19 +13,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from engine.raw import TurnChunk
 
-def conversations(raw, only: set | None = None) -> dict:
-    """{conv_id: [engine.raw.TurnChunk in conversation order]} of every chunk stored with turns (of the
-    conversations `only`, when given)."""
+def conversations(raw) -> dict:
+    """{conv_id: [engine.raw.TurnChunk in conversation order]} of every chunk stored with turns."""
     chunks: dict = {}
     for chunk in raw.turn_chunks():
-        if only is None or chunk.conv_id in only:
-            chunks.setdefault(chunk.conv_id, []).append(chunk)
+        chunks.setdefault(chunk.conv_id, []).append(chunk)
     return chunks
-
-
-def conversations_of(raw, raw_ids) -> set:
-    """The conv_ids of the chunks `raw_ids` stored with turns."""
-    return {turns[0]["conv_id"] for turns in map(raw.turns, raw_ids) if turns}
 
 
 def session_of(turn: dict) -> str:

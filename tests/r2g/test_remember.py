@@ -103,3 +103,57 @@ def test_bad_input_changes_nothing_and_creates_no_store(tmp_path):
         with pytest.raises(InputError, match="UTF-8"):
             memory.remember(paths=[str(bad)])
     assert not (home / "tenants").exists()
+
+
+def _listing_counter(monkeypatch) -> list:
+    """Counts the runs that list every conversation of the store (what `r2g` does)."""
+    import memctl.r2g.builder as builder
+
+    calls: list = []
+    listing = builder.conversations
+
+    def counted(raw):
+        calls.append(1)
+        return listing(raw)
+    monkeypatch.setattr(builder, "conversations", counted)
+    return calls
+
+
+def _both(homes, given: dict) -> None:
+    remembered, ingested = homes
+    _remember(remembered, **given)
+    ingest(ingested, *given.get("paths", ()), texts=given.get("texts", ()))
+    convert(ingested)
+
+
+def test_remember_reads_only_the_tails_of_its_conversations(homes, tmp_path, monkeypatch):
+    listed = _listing_counter(monkeypatch)
+    later = write_jsonl(tmp_path / "later.jsonl", _turns("c1", "2023-05-03", ["Ann sold the kayak.", "Why?"]))
+    # One-turn chunks too: a new turn's old neighbour is indexed again with its own neighbour, two chunks back.
+    singles = ["Ann: Biscuit learned to sit.", "Ben: Biscuit learned to roll over.",
+               "Ann: Biscuit fetched the kayak paddle."]
+    inputs = [{"texts": [EXCHANGES[0]]}, {"texts": [EXCHANGES[1]]}, {"paths": [str(later)]}]
+    inputs += [{"texts": [text]} for text in singles]
+    for given in inputs:
+        _both(homes, given)
+    assert len(listed) == len(inputs)  # the r2g runs of the ingested store; none for remember
+    assert dump(homes[0]) == dump(homes[1])
+
+
+def test_a_chunk_that_lands_before_a_tail_is_placed_by_listing_the_store(homes, tmp_path, monkeypatch):
+    listed = _listing_counter(monkeypatch)
+    earlier = write_jsonl(tmp_path / "earlier.jsonl", _turns("c1", "2023-04-20", ["Ann met Biscuit's breeder."]))
+    _both(homes, {"paths": [str(earlier)]})
+    assert len(listed) == 2
+    assert dump(homes[0]) == dump(homes[1])
+
+
+def test_remember_converts_what_an_ingest_left_unconverted(homes, tmp_path, monkeypatch):
+    backlog = write_jsonl(tmp_path / "backlog.jsonl", _turns("c2", "2023-06-01", ["Carla plays jazz guitar."]))
+    for home in homes:
+        ingest(home, backlog)
+    listed = _listing_counter(monkeypatch)
+    _both(homes, {"texts": [EXCHANGES[2]]})
+    assert len(listed) == 2
+    assert dump(homes[0]) == dump(homes[1])
+    assert "Carla" in str(dump(homes[0])["nodes"])
