@@ -748,12 +748,18 @@ class Store:
             self._wal_writer = new_wal
         self.manifest = manifest
         self._wal_end, self._durable_sequence = manifest.wal_size, manifest.wal_sequence
+        # A segment this handle has open stays open (files are immutable): a checkpoint's MANIFEST, which names
+        # the same segments, then costs nothing per segment.
+        opened = {os.path.basename(records.path): records for records in self.records}
+        opened.update((os.path.basename(segment.path), segment) for segments in self.kind_segments.values()
+                      for segment in segments)
         self.records = []
         self.kind_segments = {}
         for entry in manifest.segments:
-            segment = Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
+            segment = opened.get(entry["name"]) or \
+                Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
             if entry["kind"] == KIND_RECORDS:
-                self.records.append(RecordsSegment(segment))
+                self.records.append(segment if isinstance(segment, RecordsSegment) else RecordsSegment(segment))
             else:
                 self.kind_segments.setdefault(entry["owner"], []).append(segment)
         self.generation += 1
