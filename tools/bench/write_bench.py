@@ -107,7 +107,7 @@ def large_store(cache: str, megabytes: float, seed: int) -> tuple[str, dict]:
         shutil.rmtree(corpus, ignore_errors=True)
     run(memctl(home, "r2g", "--quiet"))  # a store built before conversation tails gets them now
     stats = json.loads(run(memctl(home, "stats", "--json"))[2])
-    return home, {"nodes": stats["stored_rows"]["graph.node"], "edges": stats["stored_rows"]["graph.edge"]}
+    return home, {"nodes": stats["counters"]["graph.node_id"], "edges": stats["counters"]["graph.edge_id"]}
 
 
 def latency(stores: dict, rounds: int) -> dict:
