@@ -8,22 +8,16 @@ import os
 import pytest
 
 from engine.store import Store
+from engine_testkit import store_files
 from memctl.paths import tenant_dir
 
 EXCHANGE = "user: I adopted a corgi named Biscuit last week\nassistant: Congratulations on Biscuit the corgi!"
 
 
 def _tree(home) -> dict:
-    """Every file under the store with its bytes (LOCK files aside: a lock leaves them as they were)."""
-    found = {}
-    for root, _, files in os.walk(home):
-        for name in files:
-            if name.startswith("LOCK"):
-                continue
-            path = os.path.join(root, name)
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, home)] = handle.read()
-    return found
+    """Every file under the store with its bytes, LOCK files aside (a writer leaves its name in them)."""
+    return {name: data for name, data in store_files(str(home)).items()
+            if not os.path.basename(name).startswith("LOCK")}
 
 
 @pytest.mark.parametrize("verb", ["remember", "add"])

@@ -10,7 +10,7 @@ from engine import fs, wal
 from engine.errors import EngineError, StoreClosed
 from engine.format import WAL_DIR
 from engine.store import Store
-from tools.testing import faultfs
+from engine_testkit import SimulatedCrash, crash_at
 
 T = "test.doc"
 
@@ -28,12 +28,6 @@ def _wal_records(path: str) -> int:
 def _rows(path: str) -> dict:
     with Store.open(path, writable=False) as reader:
         return dict(reader.scan(T))
-
-
-def _crash_at(name: str) -> None:
-    def die():
-        raise faultfs.SimulatedCrash(name)
-    fs.arm(name, 1, die)
 
 
 def test_the_batches_of_a_transaction_are_one_wal_record_and_one_sequence(tmp_path):
@@ -58,8 +52,8 @@ def test_a_crash_before_the_end_leaves_no_trace_of_any_batch(tmp_path):
     path = str(tmp_path / "store")
     store = Store.open(path)
     _put(store, "before", 0)
-    _crash_at("transaction.before_append")
-    with pytest.raises(faultfs.SimulatedCrash):
+    crash_at("transaction.before_append")
+    with pytest.raises(SimulatedCrash):
         with store.transaction():
             _put(store, "a", 1)
             _put(store, "b", 2)
@@ -73,8 +67,8 @@ def test_a_crash_before_the_end_leaves_no_trace_of_any_batch(tmp_path):
 def test_a_crash_after_the_append_keeps_every_batch(tmp_path):
     path = str(tmp_path / "store")
     store = Store.open(path)
-    _crash_at("commit.after_append.before_apply")
-    with pytest.raises(faultfs.SimulatedCrash):
+    crash_at("commit.after_append.before_apply")
+    with pytest.raises(SimulatedCrash):
         with store.transaction():
             _put(store, "a", 1)
             _put(store, "b", 2)
