@@ -123,7 +123,7 @@ class BlobFileWriter:
         try:
             fs.ops.mkdir(directory)
         except FileExistsError:
-            fs.ops.fsync_dir(directory)
+            pass
         except FileNotFoundError:
             self.ensure_directory(os.path.dirname(directory))
             fs.ops.mkdir(directory)
