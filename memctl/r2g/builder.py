@@ -15,6 +15,10 @@ spans batches is kept in the store (r2g.event for SAME_AS) or recomputed from ch
 A batch's graph equals the conversion of the chunks it marks done, so a crash between batches loses nothing
 and the next run continues where the last commit left off.
 
+Tails. Each run records the last chunks of every conversation it converts (`r2g.conv`) and, once every stored
+chunk is converted, how many there were (`r2g.meta/converted_through`): `remember`'s run (chunks=…) then reads
+only its new chunks and the tails before them instead of listing the store (memctl/r2g/tails.py).
+
 SIMILAR_TO (R2G-6: keyword co-occurrence): between Episodes of one conversation within a batch, when the Jaccard
 overlap of their keywords reaches `r2g.similar_threshold`, at most `r2g.similar_cap` per node, one edge per pair
 (read it both ways). Pairs across batches or conversations are left to consolidation (R2G-3 allows it offline).
