@@ -124,7 +124,7 @@ def latency(stores: dict, rounds: int) -> dict:
             if name == "import floor":
                 wall, cpu, _ = run(FLOOR)
             else:
-                language, store = name.removeprefix("remember ").split(", ")
+                language, store = name.removeprefix("remember ").split(", ", 1)
                 text, _ = exchange(language, 50 + number)  # apart from part (b)'s numbers
                 wall, cpu, _ = run(memctl(stores[store], "remember", "--text", text, "--quiet"))
             samples[name].append((wall, cpu))
