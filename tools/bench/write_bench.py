@@ -42,8 +42,10 @@ TARGET_FLOOR_RATIO = 1.5
 TARGET_LARGE_RATIO = 1.10
 ADJECTIVES = ["velvet", "copper", "frozen", "hollow", "crimson", "silent", "golden", "wooden", "paper", "marble"]
 ANIMALS = ["otter", "heron", "badger", "walrus", "lynx", "gecko", "falcon", "bison", "marten", "ibis"]
-COLOURS = ["朱红", "靛蓝", "墨绿", "鹅黄", "银灰", "藕紫", "橙褐", "月白", "湖蓝", "杏黄"]
-CREATURES = ["麒麟", "仙鹤", "锦鲤", "白鹿", "青蛙", "熊猫", "孔雀", "骆驼", "海豚", "松鼠"]
+# Words jieba's dictionary holds, joined by 的: a colour it does not know is cut differently in the query and in
+# the exchange, which would measure segmentation instead of the write path.
+COLOURS = ["红色", "蓝色", "绿色", "黄色", "紫色", "灰色", "黑色", "白色", "金色", "银色"]
+CREATURES = ["麒麟", "仙鹤", "锦鲤", "老虎", "青蛙", "熊猫", "孔雀", "骆驼", "海豚", "松鼠"]
 CITIES = ["杭州", "成都", "西安", "厦门", "昆明", "青岛", "苏州", "南京", "大连", "桂林"]
 
 
@@ -55,7 +57,7 @@ def exchange(language: str, number: int) -> tuple[str, str]:
         return (f"user: I keep the {phrase} in storage unit {number}, next to my old bicycle.\n"
                 f"assistant: Noted: the {phrase} is in unit {number}."), phrase
     colour, creature, city = COLOURS[number % 10], CREATURES[number // 10 % 10], CITIES[(number * 3) % 10]
-    phrase = f"{colour}{creature}雕像"
+    phrase = f"{colour}的{creature}雕像"
     return (f"用户: 我把{phrase}寄存在{city}的第{number}号仓库了。\n"
             f"助手: 好的，记下了：{phrase}在{city}第{number}号仓库。"), phrase
 
