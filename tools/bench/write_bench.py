@@ -13,9 +13,13 @@ store within 10% of the small one.
 (b) 100 consecutive `remember` calls into a copy of the samples store, half English, half Chinese, each with a
 distinctive phrase; then one `memctl recall batch` of those phrases: each must return its own exchange first
 (cited by the chunk `remember` printed); `memctl check` must be clean; the segment count is reported.
+(c) MemDaily dev (Chinese), the first --memdaily conversations, each into a store of its own as
+tools/eval_locomo.py's CLI mode writes them: `ingest` + `r2g` (two processes) against one `remember`, alternated
+per conversation; total wall seconds. The recall figures of stores written either way come from
+`python tools/eval_locomo.py /work/shared/locomo/zh-memdaily-dev.json --mode cli --build remember`.
 
     python tools/bench/write_bench.py                        # full run, writes tools/bench/RESULTS.md
-    python tools/bench/write_bench.py --rounds 3 --calls 20 --no-results
+    python tools/bench/write_bench.py --rounds 3 --calls 20 --memdaily 10 --no-results
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ sys.path[:0] = [ROOT, HERE]
 from common import command_line, compile_bytecode, machine_summary, table, write_section  # noqa: E402
 
 MEMCTL = os.path.join(os.path.dirname(sys.executable), "memctl")
+MEMDAILY_DEV = "/work/shared/locomo/zh-memdaily-dev.json"
 FLOOR = [sys.executable, "-c", "import typer, rich, numpy"]
 TARGET_FLOOR_RATIO = 1.5
 TARGET_LARGE_RATIO = 1.10
@@ -156,12 +161,33 @@ def hundred_calls(home: str, calls: int, work: str) -> dict:
             "median_wall": statistics.median(walls), "max_wall": max(walls)}
 
 
+def memdaily_writes(limit: int, work: str) -> dict:
+    """Part (c): {"conversations", "ingest+r2g", "remember"}: total wall seconds of each way of writing."""
+    from pathlib import Path
+
+    from tools.eval_locomo import build_store_cli
+
+    with open(MEMDAILY_DEV, encoding="utf-8") as handle:
+        samples = json.load(handle)[:limit]
+    spent = {"ingest+r2g": 0.0, "remember": 0.0}
+    for index, sample in enumerate(samples):
+        conversation = Path(work) / f"conversation-{index}.json"
+        conversation.write_text(json.dumps([sample], ensure_ascii=False), encoding="utf-8")
+        for build in sorted(spent, reverse=index % 2 == 1):
+            store = Path(work) / f"{build}-{index}"
+            started = time.perf_counter()
+            build_store_cli(store, conversation, None, "locomo", build)
+            spent[build] += time.perf_counter() - started
+            shutil.rmtree(store)
+    return {"conversations": len(samples), **spent}
+
+
 def _cites(answer: dict, raw_id: str) -> bool:
     results = answer.get("results") or []
     return bool(results) and any(citation["raw_id"] == raw_id for citation in results[0]["citations"])
 
 
-def report(samples: dict, counts: dict, megabytes: float, hundred: dict, rounds: int) -> str:
+def report(samples: dict, counts: dict, megabytes: float, hundred: dict, rounds: int, memdaily: dict) -> str:
     medians = {name: (statistics.median(wall for wall, _ in runs), statistics.median(cpu for _, cpu in runs))
                for name, runs in samples.items()}
     floor_wall, floor_cpu = medians["import floor"]
@@ -194,6 +220,10 @@ def report(samples: dict, counts: dict, megabytes: float, hundred: dict, rounds:
         f"one `recall batch` of their distinctive phrases returned its own exchange first for "
         f"{hundred['found_first']}/{hundred['calls']}; `memctl check` clean: {hundred['check_clean']}; "
         f"segments afterwards: {hundred['segments']}.",
+        "",
+        f"MemDaily dev, the first {memdaily['conversations']} conversations, one store each: `ingest` + `r2g` "
+        f"{memdaily['ingest+r2g']:.1f} s, `remember` {memdaily['remember']:.1f} s "
+        f"({memdaily['remember'] / memdaily['ingest+r2g']:.2f}× the time).",
     ])
 
 
@@ -201,6 +231,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--memdaily", type=int, default=100, help="MemDaily dev conversations of part (c)")
     parser.add_argument("--mb", type=float, default=5.0, help="size of the generated corpus of the large store")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "memctl-write-bench"))
@@ -219,9 +250,10 @@ def main() -> None:
         subprocess.run(["sync"], check=True)  # the copies' dirty pages are not the first remember's to write
         samples = latency(stores, arguments.rounds)
         hundred = hundred_calls(samples_store(os.path.join(work, "hundred")), arguments.calls, work)
+        memdaily = memdaily_writes(arguments.memdaily, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    body = report(samples, counts, arguments.mb, hundred, arguments.rounds)
+    body = report(samples, counts, arguments.mb, hundred, arguments.rounds, memdaily)
     print(body)
     if not arguments.no_results:
         write_section("write_bench", body)
