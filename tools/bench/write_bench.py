@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -82,9 +83,10 @@ _cpu_seen = [0.0]
 
 
 def _children_cpu() -> float:
-    """CPU seconds of the child that just ended (the difference of this process's children totals)."""
-    usage = os.times()
-    total = usage.children_user + usage.children_system
+    """CPU seconds of the child that just ended (the difference of this process's children totals; getrusage
+    counts microseconds where os.times counts clock ticks of 10 ms)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = usage.ru_utime + usage.ru_stime
     spent, _cpu_seen[0] = total - _cpu_seen[0], total
     return spent
 
