@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [ROOT, HERE]
 
-from common import command_line, compile_bytecode, machine_summary, table, write_section  # noqa: E402
+from common import compile_bytecode, table, write_section  # noqa: E402
 
 MEMCTL = os.path.join(os.path.dirname(sys.executable), "memctl")
 MEMDAILY_DEV = "/work/shared/locomo/zh-memdaily-dev.json"
@@ -202,9 +202,8 @@ def report(samples: dict, counts: dict, megabytes: float, hundred: dict, rounds:
                 medians[f"remember {language}, samples"]
             large.append([f"{language}, {store}", f"{wall / small_wall:.2f}×", f"{cpu / small_cpu:.2f}×"])
     return "\n".join([
-        "## write_bench: `memctl remember` of one 2-turn exchange",
-        "",
-        f"Command: `{command_line()}`. {machine_summary()}.",
+        "`memctl remember` of one 2-turn exchange, as a fresh process, against the import floor "
+        "`python -c \"import typer, rich, numpy\"`.",
         f"Stores: `samples` = `ingest samples/` + `r2g`; `large` = {megabytes:g} MiB of generated zh/en transcripts "
         f"(40 conversations) through `ingest` + `r2g`: {counts['nodes']:,} nodes, {counts['edges']:,} edges, "
         f"as built ({counts['segments']} segments) and after `memctl compact`. "
