@@ -1,8 +1,8 @@
 """Raw blob files on disk: writing a batch's new files (and taking them away again if the batch fails), the
 zstd frames they hold, and the directory hint that keeps file creation cheap.
 
-Durability is the batch's business (engine.raw.writer.RawWriter.publish: one sync_filesystem before the commit);
-nothing here syncs.
+Durability is the batch's business (engine.raw.writer.RawWriter.publish: one sync_filesystem before the commit,
+or for a few files an fsync of each file and of the directories holding their names, which this module makes).
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ def mark_top_directory(path: str) -> None:
         os.close(fd)
 
 
-def _write_unsynced(path: str, data: bytes) -> None:
-    """Write a new file; its durability comes from the batch's one sync_filesystem (a file a crash left under
-    the name, which no record names, is replaced)."""
+def _write_file(path: str, data: bytes, synced: bool = False) -> None:
+    """Write a new file (a file a crash left under the name, which no record names, is replaced); `synced`:
+    fsync its data, else its durability comes from the batch's one sync_filesystem."""
     try:
         handle = fs.ops.open_new(path)
     except FileExistsError:
@@ -55,6 +55,8 @@ def _write_unsynced(path: str, data: bytes) -> None:
         handle = fs.ops.open_new(path)
     try:
         fs.ops.write(handle, data)
+        if synced:
+            fs.ops.fsync(handle)
     finally:
         fs.ops.close(handle)
 
@@ -89,16 +91,27 @@ class BlobFileWriter:
         self._created_files: list[str] = []
         self._temp_files: list[str] = []
 
-    def write(self, path: str, data: bytes, replace: bool = False) -> None:
+    def write(self, path: str, data: bytes, replace: bool = False, synced: bool = False) -> None:
+        """synced: fsync the file's data now (sync_entries then makes its name durable)."""
         self.ensure_directory(os.path.dirname(path))
         if replace:
             temp = path + TEMP_SUFFIX
             self._temp_files.append(temp)
-            _write_unsynced(temp, data)
+            _write_file(temp, data, synced)
             fs.ops.rename(temp, path)
         else:
             self._created_files.append(path)
-            _write_unsynced(path, data)
+            _write_file(path, data, synced)
+
+    def sync_entries(self, paths) -> None:
+        """Make durable the names of the files `paths` (written synced) and of the directories this writer
+        created: an fsync of each directory whose entries changed. For a few files this costs a few fsyncs,
+        where a sync_filesystem costs whatever the whole filesystem holds unwritten, other programs' files
+        included."""
+        directories = {os.path.dirname(path) for path in paths}
+        directories.update(os.path.dirname(directory) for directory in self._created_directories)
+        for directory in sorted(directories, key=len, reverse=True):
+            fs.ops.fsync_dir(directory)
 
     def ensure_directory(self, directory: str) -> None:
         """Create a missing directory and its missing parents, without an fsync each: the batch's

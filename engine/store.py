@@ -187,6 +187,7 @@ class Store:
         self._wal_end = WAL_HEADER_SIZE
         self._durable_sequence = 0
         self.resolving: int | None = None  # the DAMAGE marker (body CRC) the next MANIFEST resolves (repair)
+        self._joined: list | None = None  # the runs of the batches an open transaction() has applied
 
     # --- opening -----------------------------------------------------------------------------------------
 
@@ -425,15 +426,45 @@ class Store:
         self._check_writable()
         sequence = self.sequence + 1
         _validate_runs(runs)
+        runs, size, payload, packed_values = _packed(sequence, runs, owned)
+        if self._joined is not None:
+            self._apply(runs, size, packed_values)
+            self._joined += runs
+            return sequence
+        return self._append(sequence, runs, size, payload, packed_values)
+
+    @contextmanager
+    def transaction(self):
+        """Make every batch committed inside the block durable together, as ONE WAL record and one fsync when
+        the block ends: each is applied at once (reads inside the block see it) and logged with the others.
+        A crash before the end leaves no trace of any of them. An error inside the block, once a batch has
+        been applied, leaves this handle's memtable holding what no log holds: the handle then refuses every
+        further write (its close neither flushes nor checkpoints), and reopening shows the store as before."""
+        self._check_writable()
+        if self._joined is not None:
+            raise EngineError("transactions do not nest")
+        joined = self._joined = []
         try:
-            pieces, packed_values = _pack_runs(sequence, sum(len(run[2]) for run in runs), runs)
-        except (TypeError, ValueError, OverflowError) as error:
-            raise InputError(f"a record value cannot be stored: {error}") from None
-        size = sum(map(len, pieces))
-        payload = b"".join(pieces)
-        if not owned:
-            # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
-            runs = runs_of(_read_back(payload)[1])
+            yield self
+            self._joined = None
+            if joined:
+                self._commit_joined(joined)
+        except BaseException as error:
+            if joined and self._failure is None:
+                self._failure = error
+            raise
+        finally:
+            self._joined = None
+
+    def _commit_joined(self, runs: list) -> None:
+        sequence = self.sequence + 1
+        # The runs were applied as a reader decodes them: packed again, they give the bytes a reopen reads.
+        payload = b"".join(_pack_runs(sequence, sum(len(run[2]) for run in runs), runs)[0])
+        fs.failpoint("transaction.before_append")
+        self._append(sequence, [], 0, payload, [])
+
+    def _append(self, sequence: int, runs: list, size: int, payload: bytes, packed_values: list) -> int:
+        """Log the batch `payload` and apply `runs`, or commit it by a flush when the memtable is full."""
         if self.memtable_bytes + size >= self.flush_bytes:
             return self._commit_by_flush(sequence, runs, size, packed_values)
         try:
@@ -727,12 +758,19 @@ class Store:
             self._wal_writer = new_wal
         self.manifest = manifest
         self._wal_end, self._durable_sequence = manifest.wal_size, manifest.wal_sequence
+        # A segment this handle has open stays open (files are immutable): a checkpoint's MANIFEST, which names
+        # the same segments, then costs nothing per segment.
+        opened = {os.path.basename(records.path): records for records in self.records}
+        opened.update((os.path.basename(segment.path), segment) for segments in self.kind_segments.values()
+                      for segment in segments)
         self.records = []
         self.kind_segments = {}
         for entry in manifest.segments:
-            segment = Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
+            segment = opened.get(entry["name"]) or \
+                Segment.open(os.path.join(self._segment_dir, entry["name"]), expected_size=entry["size"])
             if entry["kind"] == KIND_RECORDS:
-                self.records.append(open_segment(segment, self.block_cache))
+                self.records.append(segment if not isinstance(segment, Segment) else
+                                    open_segment(segment, self.block_cache))
             else:
                 self.kind_segments.setdefault(entry["owner"], []).append(segment)
         self.generation += 1
@@ -897,6 +935,20 @@ def _read_back(payload: bytes):
         return unpack(payload)
     except CorruptionError as error:
         raise InputError(f"a record value cannot be stored: {error.reason}") from None
+
+
+def _packed(sequence: int, runs: list, owned: bool) -> tuple:
+    """(runs to apply, their size in the WAL, the WAL payload, the msgpack bytes of each value) of a batch;
+    InputError when a value cannot be stored. runs: see Store.commit's owned."""
+    try:
+        pieces, packed_values = _pack_runs(sequence, sum(len(run[2]) for run in runs), runs)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise InputError(f"a record value cannot be stored: {error}") from None
+    payload = b"".join(pieces)
+    if not owned:
+        # Apply what a reopen will read back (lists, not tuples; no aliasing of the caller's objects).
+        runs = runs_of(_read_back(payload)[1])
+    return runs, len(payload), payload, packed_values
 
 
 def _pack_runs(sequence: int, count: int, runs: list) -> tuple[list, list]:

@@ -106,6 +106,13 @@ class Memory:
 
     # --- remember -------------------------------------------------------------------------------------------
 
+    def remember(self, paths=(), texts=(), format: str = "auto", errors: str = "strict", stdin=None) -> dict:
+        """Ingest and convert to the memory graph in one commit (the inputs as for ingest): what an agent does
+        after every exchange. Returns the raw ids and node keys created. See memctl/remember.py."""
+        from memctl.remember import remember
+
+        return remember(self, paths, texts, format, errors, stdin)
+
     def r2g(self, source: str = "raw", path: str | None = None, rebuild: bool = False, progress=None,
             stdin=None) -> dict:
         """Build the memory graph. source "raw": convert the stored raw chunks not converted yet (all of them

@@ -47,6 +47,8 @@ ALLOWED = {
     # dictionary's state and notes for `memctl stats` and the r2g summary.
     "engine.text.chinese": {"pos_tagger", "notes", "state"},
     "engine.text.chinese.segmenter": {"BLOCK"},
+    # The per-user cache directory, where memctl also keeps its parsed lexicons (memctl/language/parsed_lexicons).
+    "engine.text.chinese.cache": {"cache_directory"},
     # Limits and id syntax a user sees in options and listings; never a table, counter or byte layout.
     "engine.format": {"RAW_BLOB_MAX_BYTES", "RAW_ID_PREFIX", "RAW_ID_HEX_DIGITS"},
 }

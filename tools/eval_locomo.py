@@ -1,7 +1,8 @@
 """Recall quality on LoCoMo-shaped files (LoCoMo dev, MemDaily zh dev): memctl against plain BM25, one run.
 
     python tools/eval_locomo.py ../shared/locomo/locomo-dev.json [--limit N] [--mode inprocess|cli|both]
-                                [--as locomo|jsonl] [--set recall.lambda.ppr=0.1 ...] [--write] [--work DIR]
+                                [--as locomo|jsonl] [--build ingest+r2g|remember] [--set recall.lambda.ppr=0.1 ...]
+                                [--write] [--work DIR]
 
 For each conversation (sample) of FILE: a fresh store; ingest it and run r2g; recall every question that has
 evidence; a result retrieves a dialog id when one of its citations has that source_id. Scores over evidence
@@ -12,6 +13,8 @@ Modes. `cli` runs exactly the acceptance commands, one process each:
     memctl --home STORE ingest --raw CONV.json --format locomo --quiet
     memctl --home STORE r2g --quiet
     memctl --home STORE recall batch Q.jsonl --json --top 20
+(`--build remember`: the first two are one `memctl --home STORE remember --raw CONV.json --format locomo
+--quiet`, the agent's write).
 `inprocess` does the same through the Python API in this process (ingest_paths, the R2G Builder, one
 Recaller per store), which is fast enough for parameter studies; `--set` overrides settings for both (written to
 a YAML file passed with --config). Latency: in-process, per query; cli, the recall process's wall time per
@@ -197,10 +200,13 @@ def run_cli(arguments: list, stdin=None) -> subprocess.CompletedProcess:
     return result
 
 
-def build_store_cli(store: Path, conv_file: Path, config: Path | None, input_format: str) -> None:
+def build_store_cli(store: Path, conv_file: Path, config: Path | None, input_format: str,
+                    build: str = "ingest+r2g") -> None:
     extra = ["--config", str(config)] if config else []
-    run_cli(["--home", str(store)] + extra + ["ingest", "--raw", str(conv_file), "--format", input_format, "--quiet"])
-    run_cli(["--home", str(store)] + extra + ["r2g", "--quiet"])
+    write = "remember" if build == "remember" else "ingest"
+    run_cli(["--home", str(store)] + extra + [write, "--raw", str(conv_file), "--format", input_format, "--quiet"])
+    if build != "remember":
+        run_cli(["--home", str(store)] + extra + ["r2g", "--quiet"])
 
 
 def build_store_inprocess(store: Path, conv_file: Path, config: Path | None, input_format: str) -> None:
@@ -396,7 +402,7 @@ def write_config(settings: list, work: Path, name: str = "override") -> Path | N
 
 
 def evaluate_mode(samples: list, mode: str, work: Path, config: Path | None, mvp: bool = False,
-                  ablations: dict | None = None, dressed_as: str = "locomo") -> tuple:
+                  ablations: dict | None = None, dressed_as: str = "locomo", build: str = "ingest+r2g") -> tuple:
     """(answers by qid, per-query latencies, cold latencies, build seconds, {ablation: answers by qid}).
     Ablations (in-process only) recall again on the same stores with other recall settings."""
     answers, latencies, cold = {}, [], []
@@ -416,7 +422,10 @@ def evaluate_mode(samples: list, mode: str, work: Path, config: Path | None, mvp
         store = conv_dir / "store"
         questions = questions_of(sample)
         started = time.perf_counter()
-        (build_store_cli if mode == "cli" else build_store_inprocess)(store, conv_file, config, dressed_as)
+        if mode == "cli":
+            build_store_cli(store, conv_file, config, dressed_as, build)
+        else:
+            build_store_inprocess(store, conv_file, config, dressed_as)
         build_seconds += time.perf_counter() - started
         if not questions:
             continue
@@ -446,6 +455,8 @@ def main(argv=None) -> int:
     parser.add_argument("--mode", choices=("inprocess", "cli", "both"), default="inprocess")
     parser.add_argument("--as", dest="dressed_as", choices=("locomo", "jsonl"), default="locomo",
                         help="Ingest each conversation as the LoCoMo file (default) or re-dressed as a JSONL chat log.")
+    parser.add_argument("--build", choices=("ingest+r2g", "remember"), default="ingest+r2g",
+                        help="CLI mode: write each store with `ingest` then `r2g` (default) or one `remember`.")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                         help="Override a setting, e.g. recall.lambda.ppr=0.1 (repeatable).")
     parser.add_argument("--work", default=None, help="Working directory (default: a temporary one).")
@@ -481,14 +492,15 @@ def main(argv=None) -> int:
     for mode in modes:
         answers, latencies, cold, build, ablated = evaluate_mode(samples, mode, work, config, options.mvp,
                                                                  ablations if mode == "inprocess" else None,
-                                                                 options.dressed_as)
+                                                                 options.dressed_as, options.build)
         for label, found in ablated.items():
             results[f"ablation: {label}"] = _evaluate({qid: sources_of(cards) for qid, cards in found.items()},
                                                        questions)
         ranked = {qid: sources_of(found) for qid, found in answers.items()}
         name = f"memctl recall{' --mvp' if options.mvp else ''} " \
                f"({'in-process' if mode == 'inprocess' else 'CLI acceptance commands'}" \
-               f"{', input as JSONL' if options.dressed_as == 'jsonl' else ''})"
+               f"{', input as JSONL' if options.dressed_as == 'jsonl' else ''}" \
+               f"{', written by remember' if mode == 'cli' and options.build == 'remember' else ''})"
         results[name] = _evaluate(ranked, questions)
         per_question[mode] = ranked
         timing[name] = {"p50_ms": _percentile(latencies, 50) * 1000, "p95_ms": _percentile(latencies, 95) * 1000,
@@ -524,7 +536,8 @@ def main(argv=None) -> int:
         cold = f", cold single-query process p50 {t['cold_p50_s']:.2f} s / p95 {t['cold_p95_s']:.2f} s" \
             if t["cold_p50_s"] is not None else ""
         lines.append(f"  latency per query p50 {t['p50_ms']:.1f} ms / p95 {t['p95_ms']:.1f} ms over "
-                     f"{t['queries']} queries{cold}; ingest + r2g {t['build_seconds']:.1f} s in total")
+                     f"{t['queries']} queries{cold}; {'remember' if 'remember' in name else 'ingest + r2g'} "
+                     f"{t['build_seconds']:.1f} s in total")
     main_rows = [name for name in results if not name.startswith("ablation")]
     if FALLBACKS:
         total = len(questions)

@@ -34,6 +34,11 @@ class TurnChunk:
     seq: int  # storing order
     _record: dict = field(repr=False, compare=False)
 
+    @property
+    def order(self) -> tuple:
+        """Its place in turn_chunks()'s order (chunk_order)."""
+        return chunk_order(self._record)
+
 
 def chunk_of(raw_id: str, record: dict | None) -> Chunk | None:
     if record is None:

@@ -22,7 +22,8 @@ from datetime import datetime, timezone
 
 from engine import damage
 from engine.errors import CorruptionError, InputError
-from engine.format import RAW_BLOB_MAX_BYTES, RAW_CHUNK_TABLE, RAW_KIND, RAW_MIME_TEXT, RAW_TURNS_TABLE
+from engine.format import RAW_BLOB_MAX_BYTES, RAW_CHUNK_TABLE, RAW_KIND, RAW_MIME_TEXT, RAW_SEQUENCE_COUNTER, \
+    RAW_TURNS_TABLE
 from engine.raw.chunks import Chunk, TurnChunk, chunk_of, chunk_order, turn_chunk_of, turns_meta
 from engine.raw.decompress import COMPRESSED_SLACK, decompress_bounded
 from engine.raw.paths import record_blob_path
@@ -122,6 +123,15 @@ class RawStore:
         """Every chunk stored with turns, in conversation/time order (see iter_turns)."""
         records = sorted(self.store.scan(RAW_TURNS_TABLE), key=lambda item: chunk_order(item[1]))
         return [turn_chunk_of(raw_id, record) for raw_id, record in records]
+
+    def turn_chunks_of(self, raw_ids: list) -> list[TurnChunk | None]:
+        """The chunks `raw_ids` as turn_chunks() lists them (None for an id of no chunk stored with turns)."""
+        records = self.store.get_many(RAW_TURNS_TABLE, list(raw_ids))
+        return [None if record is None else turn_chunk_of(raw_id, record) for raw_id, record in zip(raw_ids, records)]
+
+    def turn_chunks_stored(self) -> int:
+        """How many chunks with turns were ever stored: the `seq` the next one gets."""
+        return self.store.counter(RAW_SEQUENCE_COUNTER)
 
     def chunk_turns(self, chunk: TurnChunk) -> list[dict]:
         """The turns of a chunk turn_chunks() listed, as turns() gives them."""

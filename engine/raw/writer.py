@@ -2,7 +2,9 @@
 
 Publishing (DESIGN invariant 2, durable before named): a batch writes each new blob under its final name without
 an fsync (see BlobFileWriter), makes the whole filesystem durable with ONE syncfs, and only then lets its WAL
-record (which names them) commit. A bulk writer gives its chunks ahead (RawWriter.write_ahead): their files are
+record (which names them) commit. A batch of at most FEW_BLOBS blobs given ahead (an agent's exchange) fsyncs
+each file and the directories naming them instead: the syncfs would cost whatever the whole filesystem holds
+unwritten, other programs' files included. A bulk writer gives its chunks ahead (RawWriter.write_ahead): their files are
 written first and the syncfs runs on a thread while the records are encoded, still before the commit. A crash
 before that syncfs ends can leave blobs whose data never reached the disk;
 that is safe because no committed record names them: a later put of the same content trusts the record, not the
@@ -31,6 +33,8 @@ from engine.format import (
 )
 from engine.raw.paths import blob_path, raw_id_for, record_blob_path
 from engine.raw.turn_columns import TurnColumns, encode_turns
+
+FEW_BLOBS = 2
 
 
 @dataclass(slots=True)
@@ -61,6 +65,7 @@ class RawWriter:
         self._written_ahead: dict[str, int] = {}  # blob path → bytes, of files written before their puts
         self._digests: dict = {}  # id(data) → (data, its sha256) for the blobs given to write_ahead
         self._sync: Background | None = None  # the sync_filesystem started once the files were written
+        self._one_by_one = False  # the files written ahead are synced each (few of them)
         self._created: int | None = None  # created_at of the batch's new chunks: one reading of the clock
         self.blobs = BlobFileWriter(os.path.join(raw.store.path, RAW_DIR))
         self._released: dict[str, dict] = {}  # raw_id → chunk record whose blob to delete after commit
@@ -189,6 +194,8 @@ class RawWriter:
                 final = os.path.join(self.raw.store.path, blob_path(sha_hex, self._created_at()))
                 if final not in self._staged:
                     self._ahead.setdefault(final, data)
+        # A few blobs (an agent's exchange) are made durable file by file: see BlobFileWriter.sync_entries.
+        self._one_by_one = len(self._ahead) <= FEW_BLOBS
         if self._ahead:
             self._frames = Background(compress_all, list(self._ahead.values()), name="memctl-compress",
                                       responsive=True)
@@ -202,7 +209,7 @@ class RawWriter:
         ahead, self._ahead = self._ahead, {}
         for final, frame in zip(ahead, frames):
             self._staged.add(final)
-            self.blobs.write(final, frame)
+            self.blobs.write(final, frame, synced=self._one_by_one)
             raw_id = self._deferred.pop(final, None)
             if raw_id is None:
                 self._written_ahead[final] = len(frame)
@@ -213,7 +220,10 @@ class RawWriter:
                 record["stored_bytes"] = len(frame)
         fs.failpoint("raw.before_sync")
         self._synced = set(self._staged)
-        self._sync = Background(fs.sync_filesystem, self.raw.store.path, name="memctl-sync", responsive=True)
+        if self._one_by_one:
+            self._end_sync(lambda: self.blobs.sync_entries(ahead))
+        else:
+            self._sync = Background(fs.sync_filesystem, self.raw.store.path, name="memctl-sync", responsive=True)
 
     def _created_at(self) -> int:
         if self._created is None:

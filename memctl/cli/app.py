@@ -21,10 +21,13 @@ from memctl.cli.common import INSPECT, MAINTAIN, RECALL, REMEMBER, STORE, Global
 from memctl.paths import check_tenant
 
 # `memctl --help` lists the commands by what a user does with them, in this order.
-# name: (help panel, "module:attribute" under memctl.cli: a command function or a typer.Typer of subcommands).
+# name: (help panel, None for a hidden alias; "module:attribute" under memctl.cli: a command function or a
+# typer.Typer of subcommands).
 COMMANDS = {
     "ingest": (STORE, "ingest_cmd:ingest"),
     "index": (STORE, "index_cmd:index_app"),
+    "remember": (REMEMBER, "remember_cmd:remember"),
+    "add": (None, "remember_cmd:remember"),  # mem0's verb for remember, hidden from --help
     "r2g": (REMEMBER, "r2g_cmd:r2g"),
     "recall": (RECALL, "recall_cmd:recall_app"),
     "search": (RECALL, "search_cmd:search"),
@@ -124,7 +127,7 @@ def _build_command(name: str):
             pretty_exceptions_short=app.pretty_exceptions_short, suggest_commands=app.suggest_commands,
             rich_markup_mode=app.rich_markup_mode)
     return typer.main.get_command_from_info(
-        typer.models.CommandInfo(name=name, callback=value, rich_help_panel=panel),
+        typer.models.CommandInfo(name=name, callback=value, rich_help_panel=panel, hidden=panel is None),
         pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
 
 

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 import typer
 
 from memctl.cli.common import open_memory, print_json
+from memctl.cli.input_options import errors_option, format_option, raw_option, text_option
 
 # Below this much input the bar would only flicker.
 PROGRESS_MIN_BYTES = 1 << 20
@@ -14,14 +15,10 @@ STAGE_LABELS = {"parse": "reading", "store": "storing"}
 
 def ingest(
     context: typer.Context,
-    raw: list[str] = typer.Option(None, "--raw", metavar="PATH",
-                                  help="A file, a directory (read recursively), a glob, or - for stdin. "
-                                       "Repeatable."),
-    text: list[str] = typer.Option(None, "--text", metavar="TEXT", help="Text to ingest as given. Repeatable."),
-    format: str = typer.Option("auto", "--format", metavar="FORMAT",
-                               help="auto, text, transcript, jsonl, messages or locomo (also reads MemDaily)."),
-    errors: str = typer.Option("strict", "--errors", metavar="MODE",
-                               help="strict: refuse invalid UTF-8; replace: accept it with U+FFFD."),
+    raw: list[str] = raw_option(),
+    text: list[str] = text_option(),
+    format: str = format_option(),
+    errors: str = errors_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:

@@ -104,8 +104,10 @@ def _parse_next(sources: list, conversations: list, format: str | None, errors: 
     return size
 
 
-def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progress=None) -> dict:
-    """Store the prepared chunks that are new, with their turns, in one batch; returns the summary."""
+def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progress=None,
+          stored: list | None = None) -> dict:
+    """Store the prepared chunks that are new, with their turns, in one batch; returns the summary. `stored`
+    receives the engine.raw.PutResult of every chunk (new or already stored)."""
     from engine.raw import RawStore, TurnColumns
 
     summary = dict(prepared.summary)
@@ -116,6 +118,8 @@ def write(store, prepared: Prepared, blob_limit: int = RAW_BLOB_MAX_BYTES, progr
         for index, (chunk, columns) in enumerate(zip(chunks, turns), start=1):
             result = writer.put_turns(chunk.data, chunk.meta(), chunk.conv_id, columns)
             summary["chunks_new" if result.new else "chunks_duplicate"] += 1
+            if stored is not None:
+                stored.append(result)
             summary["bytes_stored"] += result.stored_bytes
             if progress:
                 progress("store", index, len(chunks))

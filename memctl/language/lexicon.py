@@ -60,6 +60,13 @@ def load_yaml_layers(name: str) -> list:
 
 
 def read_yaml(path: Path):
+    """The parsed YAML file at `path`, kept across processes by memctl.language.parsed_lexicons."""
+    from memctl.language.parsed_lexicons import cached
+
+    return cached(str(path), _parse_yaml)
+
+
+def _parse_yaml(path: str):
     import yaml
 
     # libyaml's parser reads the lexicons about ten times faster than the pure-Python one (2 s → 0.2 s).

@@ -15,6 +15,10 @@ spans batches is kept in the store (r2g.event for SAME_AS) or recomputed from ch
 A batch's graph equals the conversion of the chunks it marks done, so a crash between batches loses nothing
 and the next run continues where the last commit left off.
 
+Tails. Each run records the last chunks of every conversation it converts (`r2g.conv`) and, once every stored
+chunk is converted, how many there were (`r2g.meta/converted_through`): `remember`'s run (chunks=…) then reads
+only its new chunks and the tails before them instead of listing the store (memctl/r2g/tails.py).
+
 SIMILAR_TO (R2G-6: keyword co-occurrence): between Episodes of one conversation within a batch, when the Jaccard
 overlap of their keywords reaches `r2g.similar_threshold`, at most `r2g.similar_cap` per node, one edge per pair
 (read it both ways). Pairs across batches or conversations are left to consolidation (R2G-3 allows it offline).
@@ -42,6 +46,7 @@ from memctl.r2g.events import EVENT_TABLE, EventIndex
 from memctl.language.lexicon import use_directory
 from memctl.node_documents import INDEXED_TYPES, node_document
 from memctl.r2g.rawturns import ChunkStart, conversations, walk, with_neighbors
+from memctl.r2g.tails import CONVERTED_KEY, TAIL_TABLE, after_tails, tail_of
 from memctl.r2g.recent import Recent
 from memctl.r2g.seen import SeenKeys
 from memctl.settings import resolve
@@ -75,12 +80,13 @@ class Builder:
         self.settings = resolve(config).r2g
         use_directory(self.settings.lexicon_directory)
         self.progress = progress
-        self.events = EventIndex(store, self.settings.same_event_days)
+        self.events = EventIndex(store, self.settings.same_event_days, empty=self.graph.node_ids_allocated() == 0)
         self.totals = {"nodes": Counter(), "edges": Counter(), "documents": 0, "batches": 0, "turns": 0}
         # extract's memo of sentences without times: 8,192 recent ones keep 87% of the repeats a whole-run memo
         # finds on a 4 MiB generated transcript (LoCoMo dev: all), at a twelfth of its memory.
         self.extractions = Recent(EXTRACTIONS_REMEMBERED)
         self.rewritten = None
+        self.created: list | None = None  # [key, type] of the nodes created, when the run lists them
         self.recent_nodes = RecentNodes(NODE_RECORDS_REMEMBERED, NODE_IDS_REMEMBERED)
         # A first conversion (the common bulk case) knows every node it did not write yet is absent.
         self.run_nodes = SeenKeys() if self.graph.node_ids_allocated() == 0 else None
@@ -97,20 +103,31 @@ class Builder:
 
     # --- the run ---------------------------------------------------------------------------------------
 
-    def run(self, rebuild: bool = False) -> dict:
+    def run(self, rebuild: bool = False, chunks: list | None = None) -> dict:
+        """chunks: the raw ids `remember` just stored. The run then lists the nodes it created in the summary
+        ("created": [[key, type]]) and, when the conversations' tails tell it which chunks are new and where
+        they go (memctl/r2g/tails.py), reads only those and the chunks next to them."""
         with paused_gc():  # 30% of the CPU time on LoCoMo dev went to rescanning the memtable
             try:
-                return self._run(rebuild)
+                return self._run(rebuild, chunks)
             finally:
                 _age_survivors()
 
-    def _run(self, rebuild: bool) -> dict:
+    def _run(self, rebuild: bool, only: list | None) -> dict:
         started = time.perf_counter()
         rebuild = rebuild or self.store.get(META_TABLE, REBUILD_KEY) is not None
         if rebuild:
             self._start_rebuild()
-        by_conversation = conversations(self.raw)
-        done = {raw_id for raw_id, _ in self.store.scan(DONE_TABLE)}
+        if only is not None:
+            self.created = []
+        stored = self.raw.turn_chunks_stored()
+        by_conversation = None if rebuild or only is None else after_tails(self.store, self.raw, META_TABLE, only)
+        if by_conversation is None:  # every conversation, as r2g converts them
+            by_conversation = conversations(self.raw)
+            done = {raw_id for raw_id, _ in self.store.scan(DONE_TABLE)}
+        else:
+            raw_ids = [info.raw_id for chunks in by_conversation.values() for info in chunks]
+            done = {raw_id for raw_id, mark in zip(raw_ids, self.store.get_many(DONE_TABLE, raw_ids)) if mark}
         work = {conv_id: chunks for conv_id, chunks in by_conversation.items()
                 if any(info.raw_id not in done for info in chunks)}
         total = sum(info.raw_id not in done for chunks in work.values() for info in chunks)
@@ -119,6 +136,10 @@ class Builder:
             chunks = work[conv_id]
             new_ids = {info.raw_id for info in chunks if info.raw_id not in done}
             converted = self._conversation(chunks, new_ids, converted, total)
+            self.draft.record(TAIL_TABLE, conv_id, tail_of(chunks))  # with the batch marking its last chunk
+        self._record_tails({conv_id: chunks for conv_id, chunks in by_conversation.items() if conv_id not in work})
+        if self.store.get(META_TABLE, CONVERTED_KEY) != stored:
+            self.draft.record(META_TABLE, CONVERTED_KEY, stored)
         self._commit()
         replayed = removed = 0
         if rebuild:
@@ -134,6 +155,8 @@ class Builder:
                    "documents": self.totals["documents"], "rebuild": bool(rebuild), "nodes_removed": removed,
                    "imports_replayed": replayed,
                    "seconds": round(time.perf_counter() - started, 3)}
+        if self.created is not None:
+            summary["created"] = self.created
         from engine.text.chinese import notes
 
         if notes():  # the compiled Chinese dictionary could not be used (or not all of it): say why
@@ -173,6 +196,14 @@ class Builder:
             last_old = turn
         return converted
 
+    def _record_tails(self, unchanged: dict) -> None:
+        """Record the tails of converted conversations that lack theirs (a store converted before tails were)."""
+        conv_ids = sorted(unchanged)
+        for conv_id, recorded in zip(conv_ids, self.store.get_many(TAIL_TABLE, conv_ids)):
+            tail = tail_of(unchanged[conv_id])
+            if recorded != tail:
+                self.draft.record(TAIL_TABLE, conv_id, tail)
+
     def _start_chunk(self, start: ChunkStart) -> None:
         info = start.info
         self.emitter.chunk(info.raw_id, info.conv_id, start.turns, info.ts)
@@ -205,6 +236,9 @@ class Builder:
                 self.draft.records:
             self.draft.commit()
             self.totals["batches"] += 1
+            if self.created is not None:
+                self.created += [[key, node_type] for key, (node_type, _) in self.draft.nodes.items()
+                                 if key in self.draft.created]
         self.totals["nodes"].update(self.draft.nodes_created)
         self.totals["edges"].update(self.draft.edges_written)
         self.totals["documents"] += len(self.draft.documents)
@@ -220,6 +254,7 @@ class Builder:
         self._new_draft()
         with self.store.batch() as batch:
             batch.put(META_TABLE, REBUILD_KEY, 1)
+            batch.delete(META_TABLE, CONVERTED_KEY)
             for table in (DONE_TABLE, EVENT_TABLE):
                 for key, _ in self.store.scan(table):
                     batch.delete(table, key)

@@ -23,7 +23,8 @@ KEYS_REMEMBERED = 32768  # most keys hold one or two entries
 
 
 class EventIndex:
-    def __init__(self, store, tolerance_days: int = 1):
+    def __init__(self, store, tolerance_days: int = 1, empty: bool = False):
+        """empty: the table is known to be empty (no graph node was ever made: no Fact recorded here)."""
         self.store = store
         self.tolerance_days = tolerance_days
         self.pending: dict = {}  # index key → (entries, their fact keys), written with the batch
@@ -31,7 +32,7 @@ class EventIndex:
         # again in most batches, and a store read probes one segment per flushed batch.
         self.recent = Recent(KEYS_REMEMBERED)
         # The keys written since this index was made, when the table was empty then: no lookup for the others.
-        self.written: SeenKeys | None = SeenKeys() if next(store.scan(EVENT_TABLE), None) is None else None
+        self.written: SeenKeys | None = SeenKeys() if empty else None
 
     def same_events(self, fact_key: str, event: EventSignature) -> list:
         """Keys of recorded facts that are the same event as `event`; records `fact_key` for later ones."""

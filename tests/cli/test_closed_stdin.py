@@ -16,6 +16,8 @@ from memctl import standard_input
 MESSAGE = "error: - reads standard input, which is closed: pipe the input in, or give a file\n"
 READERS_OF_STDIN = [
     ["ingest", "--raw", "-"],
+    ["remember", "--raw", "-"],
+    ["add", "--raw", "-"],
     ["recall", "batch", "-"],
     ["recall", "--queries", "-"],
     ["index", "add", "-"],

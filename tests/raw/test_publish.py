@@ -17,7 +17,9 @@ from engine import fs
 from engine.blob_files import compress_all
 from engine.raw import RawStore, blob_path, raw_id_for, record_blob_path
 from engine.errors import StoreClosed
+from engine.raw.writer import FEW_BLOBS
 from engine.store import Store
+from tools.testing import faultfs
 
 from raw_testkit import blob_files
 
@@ -490,3 +492,31 @@ def test_marking_a_top_directory_is_only_a_hint(tmp_path):
     (tmp_path / "file").write_bytes(b"x")
     mark_top_directory(str(tmp_path / "file"))
     assert os.listdir(tmp_path) == ["file"]
+
+
+def test_a_few_blobs_written_ahead_are_synced_file_by_file_not_by_a_sync_filesystem(store, counting):
+    """An agent's exchange (at most FEW_BLOBS blobs): an fsync of each file and of each directory naming one,
+    all before the WAL's fsync; a sync_filesystem would cost whatever the whole filesystem holds unwritten."""
+    raw = RawStore(store, clock=lambda: FIXED_DAY)
+    with raw.batch() as writer:
+        writer.write_ahead(CHUNKS[:FEW_BLOBS])
+        for data in CHUNKS[:FEW_BLOBS]:
+            writer.put(data, {})
+    calls = [call if isinstance(call, str) else call[0] for call in counting.calls]
+    assert "sync_filesystem" not in calls
+    # raw/, YYYY/, MM/, DD/ and the sha prefix directories are new: each entry's parent is synced
+    assert calls[: 2 * FEW_BLOBS] == ["open_new", "fsync"] * FEW_BLOBS
+    assert set(calls[2 * FEW_BLOBS:-1]) == {"fsync_dir"} and calls[-1] == "fsync"
+
+
+@pytest.mark.parametrize("variant", ["drop", "forget", "combo"])
+def test_a_few_blobs_synced_file_by_file_survive_a_power_cut_after_the_commit(tmp_path, variant):
+    disk = tmp_path / "disk"
+    with faultfs.installed(str(disk), seed=7) as fault:
+        with Store.open(str(disk / "store")) as store:
+            with RawStore(store).batch() as writer:
+                writer.write_ahead(CHUNKS[:FEW_BLOBS])
+                raw_ids = [writer.put(data, {}).raw_id for data in CHUNKS[:FEW_BLOBS]]
+    fault.materialise(variant, into=str(tmp_path / "after"))
+    with Store.open(str(tmp_path / "after" / "store")) as store:
+        assert [RawStore(store).read(raw_id) for raw_id in raw_ids] == CHUNKS[:FEW_BLOBS]

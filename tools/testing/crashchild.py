@@ -31,7 +31,7 @@ def run(path: str, seed: int, start: int, count: int, emit, flush_bytes: int = C
         for step in schedule(seed, start, count):
             if step[0] == "batch":
                 emit(f"BEGIN {step[1]}")
-                apply_to_store(store, batch_operations(seed, step[1]))
+                apply_to_store(store, batch_operations(seed, step[1]), joined=step[1] % 3 == 1)
                 emit(f"ACK {step[1]}")
             elif step[0] == "flush":
                 emit("FLUSH")

@@ -107,8 +107,16 @@ def _value(rng: random.Random, number: int, index: int, big_values: bool):
     return None
 
 
-def apply_to_store(store, operations: list) -> None:
+def apply_to_store(store, operations: list, joined: bool = False) -> None:
+    """One batch of `operations`; joined: as two batches committed by one Store.transaction (as `memctl
+    remember` commits its ingest and its conversion), which must be just as atomic."""
     if not any(operation[0].startswith("raw_") for operation in operations):
+        if joined and len(operations) > 1:
+            half = len(operations) // 2
+            with store.transaction():
+                apply_to_store(store, operations[:half])
+                apply_to_store(store, operations[half:])
+            return
         with store.batch() as batch:
             _apply_operations(store, batch, None, operations)
         return

@@ -1,0 +1,80 @@
+"""`memctl remember` / `memctl add`: ids printed, --json, stdin, bad input exit 2 with the store unchanged, busy 75."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from engine.store import Store
+from engine_testkit import store_files
+from memctl.paths import tenant_dir
+
+EXCHANGE = "user: I adopted a corgi named Biscuit last week\nassistant: Congratulations on Biscuit the corgi!"
+
+
+def _tree(home) -> dict:
+    """Every file under the store with its bytes, LOCK files aside (a writer leaves its name in them)."""
+    return {name: data for name, data in store_files(str(home)).items()
+            if not os.path.basename(name).startswith("LOCK")}
+
+
+@pytest.mark.parametrize("verb", ["remember", "add"])
+def test_remember_prints_the_chunk_and_node_ids_it_created(cli, verb):
+    result = cli(verb, "--text", EXCHANGE)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("chunk raw_")
+    kinds = [line.split(" ")[0] for line in lines[1:]]
+    assert "RawChunk" in kinds and kinds.count("Episode") == 2
+    stored = [row["raw_id"] for row in json.loads(cli("raw", "ls", "--json").stdout)]
+    assert [line.split(" ")[1] for line in lines if line.startswith("chunk ")] == stored
+
+
+def test_remember_json_and_recall_finds_it(cli):
+    created = json.loads(cli("remember", "--text", EXCHANGE, "--json").stdout)
+    assert len(created["chunks"]) == 1 and created["sequence"] is not None
+    episodes = [node["key"] for node in created["nodes"] if node["type"] == "Episode"]
+    found = json.loads(cli("recall", "corgi Biscuit", "--json").stdout)
+    assert found["results"][0]["id"] in episodes
+
+
+def test_remember_reads_stdin(cli):
+    result = cli("remember", "--raw", "-", "--json", input=EXCHANGE)
+    assert result.exit_code == 0, result.stderr
+    assert len(json.loads(result.stdout)["chunks"]) == 1
+    again = cli("remember", "--raw", "-", input=EXCHANGE)
+    assert again.stdout == "nothing new: this input was remembered before\n"
+
+
+def test_bad_input_is_exit_2_and_leaves_the_store_as_it_was(cli, isolated_home, tmp_path):
+    assert cli("remember", "--text", EXCHANGE, "--quiet").stdout == ""
+    before = _tree(isolated_home)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"user: caf\xe9 au lait\n")
+    for arguments in (["--raw", str(bad)], ["--raw", str(tmp_path / "missing.txt")], ["--format", "yaml",
+                                                                                          "--text", "x"], []):
+        result = cli("remember", *arguments)
+        assert result.exit_code == 2, arguments
+        assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+        assert _tree(isolated_home) == before
+
+
+def test_bad_input_creates_no_store(cli, isolated_home, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe binary")
+    assert cli("remember", "--raw", str(bad)).exit_code == 2
+    assert not isolated_home.exists()
+
+
+def test_a_busy_store_is_exit_75_and_unchanged(cli, isolated_home):
+    cli("remember", "--text", EXCHANGE, "--quiet")
+    before = _tree(isolated_home)
+    holder = Store.open(tenant_dir(str(isolated_home), "default"), holder="memctl r2g")
+    try:
+        result = cli("--wait", "0.1", "remember", "--text", "user: another exchange about kayaks")
+    finally:
+        holder.close()
+    assert result.exit_code == 75 and "memctl r2g" in result.stderr
+    assert _tree(isolated_home) == before
