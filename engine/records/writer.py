@@ -102,7 +102,7 @@ class BlockWriter:
         meta = {"layout": RECORDS_LAYOUT_BLOCKS, "tables": self.tables, "count": self.count,
                 "blocks": len(self._first_keys)}
         if self._hashes is not None:
-            writer.add_bytes("filter", build_filter(np.concatenate(self._hashes or [np.zeros(0, np.uint64)])))
+            writer.add_bytes("filter", build_filter(self._hashes))
             meta["filter_probes"] = FILTER_PROBES
         writer.set_meta(meta)
         return self.count
