@@ -366,6 +366,14 @@ class Segment:
     def file_crc(self) -> int:
         return crc32(self._buffer)
 
+    def release(self, stop: int) -> None:
+        """Drop this process's pages of the file's bytes before `stop` (MADV_DONTNEED; a later read maps them
+        again from the page cache): a read once through a large segment, a compaction's or a tier merge's,
+        would count every byte it read in the process's resident memory until the segment is closed."""
+        length = stop - stop % mmap.PAGESIZE
+        if length > 0 and isinstance(self._buffer, mmap.mmap):
+            self._buffer.madvise(mmap.MADV_DONTNEED, 0, length)
+
 
 def _crc_of_blocks(crcs: bytes, length: int) -> int:
     """crc32 of `length` bytes whose SEGMENT_CHECKSUM_BLOCK_BYTES blocks have the CRCs `crcs` (u32 LE)."""

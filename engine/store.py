@@ -71,6 +71,7 @@ from engine.records import (
     open_segment,
     write_records,
 )
+from engine.records.tiers import newest_to_merge
 from engine.segment import Segment, SegmentWriter
 
 DEFAULT_FLUSH_BYTES = 8 << 20
@@ -718,6 +719,39 @@ class Store:
                                            SEGMENT_COMPACTION_LEVEL)
         fs.failpoint("compact.after_segments")
         self._publish(entries, rotate_wal=False)
+
+    @_refuse_writes_after_failure
+    def merge_tiers(self, fanout: int) -> int:
+        """Merge the newest records segments into one while `fanout` of them share a size tier
+        (engine.records.tiers), so that a long run of flushes keeps a bounded number of them; returns the number
+        of merges. Each is published like a compaction (MANIFEST.spec §7): a crash before its MANIFEST leaves the
+        segments it merged, one after leaves the merged one. The memtable is not touched, and the segments hold
+        the same batches as before: the MANIFEST's sequences stay."""
+        self._check_writable()
+        merges = 0
+        while count := newest_to_merge([entry["size"] for entry in self._records_entries()], fanout):
+            self._merge_newest_records(count)
+            merges += 1
+        return merges
+
+    def _records_entries(self) -> list:
+        """The MANIFEST entries of self.records, in the same order (oldest first)."""
+        return [entry for entry in self.manifest.segments if entry["kind"] == KIND_RECORDS]
+
+    def _merge_newest_records(self, count: int) -> None:
+        fs.failpoint("merge.start")
+        merged = {entry["name"] for entry in self._records_entries()[-count:]}
+        writer = self._segment_writer(KIND_RECORDS)
+        entries = [entry for entry in self.manifest.segments if entry["name"] not in merged]
+        # With no older segment left, nothing is hidden below the merged ones: tombstones go, as in compact.
+        if merge_records(writer, self.records[-count:], newest_only=count < len(self.records)):
+            entry = writer.finish()
+            entry["owner"] = KIND_RECORDS
+            entries.append(entry)
+        else:
+            writer.abort()
+        fs.failpoint("merge.after_segment")
+        self._publish(entries, rotate_wal=False, sequences=(self.manifest.last_sequence, self._durable_sequence))
 
     def _publish(self, segment_entries: list, rotate_wal: bool, sequences: tuple | None = None) -> None:
         """Make a new MANIFEST current, then reopen its segments and delete what it no longer names. It records

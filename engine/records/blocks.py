@@ -31,6 +31,7 @@ from engine.records.rows import TOMBSTONE, composite_key, key_hashes, native_vie
 
 INDEX_COLUMNS = ("block_offsets", "block_rows", "first_key_offsets", "first_keys")
 _LENGTH_DTYPE = np.dtype("<u4")
+RELEASE_BYTES = 4 << 20  # a compaction's read gives back the pages of each 4 MiB of blocks it went through
 _TOKENS = itertools.count()  # tells the segments sharing one BlockCache apart
 
 
@@ -284,14 +285,19 @@ class BlockRecords:
 
     def raw_rows(self, rank: int):
         """(composite key, rank, msgpack bytes or None for a tombstone) of every row, in key order: compaction's
-        read, block after block, kept out of the cache."""
+        read, block after block, kept out of the cache, and out of the process's memory once read."""
         if not self.count:
             return
-        self._load()
+        offsets = self._load()[1]
+        start = self.segment.column_offset("blocks")
+        released = 0
         for number in range(self.block_count):
             block = self.block(number, cached=False)
             for row in range(block.rows):
                 yield block.key(row), rank, block.packed(row)
+            if offsets[number + 1] - released >= RELEASE_BYTES:
+                released = offsets[number + 1]
+                self.segment.release(start + released)
 
     # Row by row, for engine/repair/: a read checks and decompresses only the block holding the row, so that a
     # damaged block's CorruptionError loses its rows and no other (0 <= row < count).

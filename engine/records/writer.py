@@ -29,6 +29,7 @@ class BlockWriter:
         self._compressor = zstandard.ZstdCompressor(level=level)
         self._block_bytes = RECORDS_BLOCK_BYTES if block_bytes is None else block_bytes
         self._hashes: list | None = [] if filtered else None
+        self._unhashed: list = []  # keys add() took, hashed a block at a time
         self._composites: list = []
         self._values: list = []
         self._open_bytes = 0
@@ -49,7 +50,7 @@ class BlockWriter:
         self.count += 1
         self._table_bounds[1] = self.count
         if self._hashes is not None:
-            self._hashes.append(key_hashes([composite]))
+            self._unhashed.append(composite)
         self._open_bytes += len(composite) + (len(packed) if packed else 0)
         if self._open_bytes >= self._block_bytes:
             self._cut()
@@ -78,6 +79,9 @@ class BlockWriter:
     def _cut(self) -> None:
         if not self._composites:
             return
+        if self._unhashed:
+            self._hashes.append(key_hashes(self._unhashed))
+            self._unhashed = []
         self._stream.write(self._compressor.compress(encode_block(self._composites, self._values)))
         self._first_keys.append(self._composites[0])
         self._offsets.append(self._stream.length)
@@ -98,7 +102,7 @@ class BlockWriter:
         meta = {"layout": RECORDS_LAYOUT_BLOCKS, "tables": self.tables, "count": self.count,
                 "blocks": len(self._first_keys)}
         if self._hashes is not None:
-            writer.add_bytes("filter", build_filter(np.concatenate(self._hashes or [np.zeros(0, np.uint64)])))
+            writer.add_bytes("filter", build_filter(self._hashes))
             meta["filter_probes"] = FILTER_PROBES
         writer.set_meta(meta)
         return self.count
@@ -123,18 +127,26 @@ def write_records(writer, tables: dict, packed: dict | None = None) -> None:
     blocks.finish()
 
 
-def merge_records(writer, segments: list, tables: dict | None = None, packed: dict | None = None) -> int:
+def merge_records(writer, segments: list, tables: dict | None = None, packed: dict | None = None,
+                  newest_only: bool = False) -> int:
     """Compaction: the live records of `segments` (oldest first; readers with raw_rows) and of the memtable
     `tables` (newer than every segment; `packed` as write_records takes it) as one segment, decoding no stored
     value. Newer versions shadow older ones; tombstones and what they hide are dropped. Returns the row count.
     The segment holds no filter: it is the store's only one until the next flush, so an absent key costs one
-    block."""
-    blocks = BlockWriter(writer, SEGMENT_COMPACTION_LEVEL, filtered=False, block_bytes=RECORDS_COMPACTION_BLOCK_BYTES)
+    block.
+    newest_only: `segments` are the store's newest and older ones stay (a tier merge, engine.records.tiers): the
+    tombstones are kept, since they still hide older versions, and the segment is written as a flush writes
+    one (a filter, the flush's compression and block size), since the next compaction rewrites it anyway."""
+    if newest_only:
+        blocks = BlockWriter(writer, SEGMENT_FLUSH_LEVEL, filtered=True)
+    else:
+        blocks = BlockWriter(writer, SEGMENT_COMPACTION_LEVEL, filtered=False,
+                             block_bytes=RECORDS_COMPACTION_BLOCK_BYTES)
     sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments), start=1)]
     if tables:
         sources.append(_memtable_rows(tables, packed or {}))
     for composite, packed_value in newest_versions(sources):
-        if packed_value is not None:
+        if packed_value is not None or newest_only:
             blocks.add(composite, packed_value)
     return blocks.finish()
 

@@ -61,6 +61,9 @@ CLEAR_NODES_PER_BATCH = 1000
 EXTRACTIONS_REMEMBERED = 8192
 NODE_RECORDS_REMEMBERED = 8192
 NODE_IDS_REMEMBERED = 65536
+# A run flushes a records segment every batch or so; merged 8 at a time (engine.records.tiers) a 32 MiB
+# transcript's 250 flushes leave about a dozen, and each row is rewritten about twice.
+RECORDS_TIER_FANOUT = 8
 
 
 class Builder:
@@ -235,6 +238,7 @@ class Builder:
         if self.draft.nodes or self.draft.edges or self.draft.removed_edges or self.draft.documents or \
                 self.draft.records:
             self.draft.commit()
+            self.store.merge_tiers(RECORDS_TIER_FANOUT)
             self.totals["batches"] += 1
             if self.created is not None:
                 self.created += [[key, node_type] for key, (node_type, _) in self.draft.nodes.items()

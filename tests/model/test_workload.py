@@ -36,7 +36,7 @@ def test_the_model_predicts_every_answer_through_flushes_compactions_and_reopens
                 store.close()
                 store = Store.open(path, flush_bytes=FLUSH_BYTES)
             else:
-                getattr(store, step[0])()
+                getattr(store, step[0])(*step[1:])
     finally:
         store.close()
     assert model.derived.documents and model.derived.edges, "the workload must exercise text and graph"

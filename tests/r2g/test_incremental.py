@@ -177,3 +177,26 @@ def test_a_same_as_edge_to_an_earlier_batch_is_written_with_the_bulk_edges(isola
     summary = convert(isolated_home, config_values={"r2g.batch_turns": 1})
     assert summary["batches"] == 2 and summary["edges_written"]["SAME_AS"] == 1
     assert "SAME_AS" not in one_by_one
+
+
+def test_a_long_run_of_flushed_batches_keeps_few_records_segments_and_the_graph_of_one_batch(isolated_home,
+                                                                                            tmp_path):
+    """Every batch flushes (a tiny engine.flush_bytes): r2g merges the records segments as they pile up
+    (Store.merge_tiers), so their number stays below the fanout instead of growing with the batches."""
+    from memctl.r2g.builder import RECORDS_TIER_FANOUT
+
+    files = [write_jsonl(tmp_path / f"s{session:02d}.jsonl",
+                         _session(f"c{session % 3}", session, f"2023-05-{session + 1:02d}"))
+             for session in range(24)]
+    homes = {name: tmp_path / name for name in ("one", "many")}
+    for home in homes.values():
+        ingest(home, *files)
+    convert(homes["one"])
+    with open_memory(homes["many"]) as memory:
+        memory.store.flush_bytes = 1
+        memory.config = memory.config.with_values({"r2g.batch_turns": 1}, "test")
+        summary = memory.r2g()
+        segments = len(memory.store.records)
+    assert summary["batches"] >= 3 * RECORDS_TIER_FANOUT
+    assert segments < RECORDS_TIER_FANOUT
+    assert _without(dump(homes["many"]), "SIMILAR_TO") == _without(dump(homes["one"]), "SIMILAR_TO")

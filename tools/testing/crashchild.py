@@ -3,8 +3,8 @@
     python -m tools.testing.crashchild STORE --seed S --start N --count K [--flush-bytes B]
 
 Prints `OPEN` once the store is open, `BEGIN n` before batch n is committed and `ACK n` only after the
-commit returned (its WAL fsync is done, or the flush that committed it), `FLUSH`/`COMPACT`/`REBUILD`/`REOPEN` before
-those steps, and `DONE` at the end. A parent reads the lines and kills the process (or a failpoint from
+commit returned (its WAL fsync is done, or the flush that committed it), `FLUSH`/`MERGE`/`COMPACT`/`REBUILD`/
+`REOPEN` before those steps, and `DONE` at the end. A parent reads the lines and kills the process (or a failpoint from
 MEMCTL_FAILPOINT kills it).
 """
 
@@ -36,6 +36,9 @@ def run(path: str, seed: int, start: int, count: int, emit, flush_bytes: int = C
             elif step[0] == "flush":
                 emit("FLUSH")
                 store.flush()
+            elif step[0] == "merge_tiers":
+                emit("MERGE")
+                store.merge_tiers(step[1])
             elif step[0] == "compact":
                 emit("COMPACT")
                 store.compact()

@@ -33,6 +33,7 @@ BIG_VALUE_BYTES = 40_000
 # happens for one seed in eleven).
 REOPEN_AT_LEAST_EVERY = 20
 REBUILD_AT_LEAST_EVERY = 25  # likewise for the failpoints of a rebuild
+TIER_FANOUT = 2  # the workload's segments are tiny: merged two at a time, so that merges happen
 RAW_POOL = 12  # larger than a WAL block: the batch is split into FIRST/MIDDLE/LAST fragments
 TURN_POOL = 8  # chunks of text stored with turns: the raw passage index (engine/raw/passage_kind.py)
 
@@ -386,13 +387,14 @@ def _require_clean(report, label: str) -> None:
 
 
 def schedule(seed: int, start: int, count: int):
-    """Steps after batch numbers start..start+count-1: ("batch", n) | ("flush",) | ("compact",) | ("rebuild",)
-    | ("reopen",)."""
+    """Steps after batch numbers start..start+count-1: ("batch", n) | ("flush",) | ("merge_tiers", fanout)
+    | ("compact",) | ("rebuild",) | ("reopen",)."""
     for number in range(start, start + count):
         yield ("batch", number)
         roll = random.Random(f"step:{seed}:{number}").random()
-        if roll < 0.10:
+        if roll < 0.10:  # a tier merge follows each flush step
             yield ("flush",)
+            yield ("merge_tiers", TIER_FANOUT)
         elif roll < 0.20:
             yield ("compact",)
         elif roll < 0.24 or number % REOPEN_AT_LEAST_EVERY == 0:
