@@ -472,9 +472,33 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
                 fact.add_role("TIME", Mention(time_token.text, time_token.start, time_token.end, None,
                                               time_index=time_token.time_index, confidence=0.9))
         carried_times = [] if clause_facts else clause_times
-        facts.extend(clause_facts)
+        facts.extend(fact for fact in clause_facts
+                     if _has_holder(sentence, fact) and not _relative_copula(tokens[start:end], fact))
     word_classes = [(token.text, _word_class(token)) for token in tokens]
     return Analysis(mentions, facts, word_classes)
+
+
+# Pronouns that can stand for a person holding a fact (它, 这, 那, 大家 cannot).
+_PERSON_PRONOUNS = frozenset({"我", "你", "您", "他", "她", "我们", "你们", "他们", "她们", "咱们", "咱", "俺"})
+
+
+_POSSESSIVES = ("我的", "我", "我家的", "我家", "我们的", "我们家的", "咱家的")
+
+
+def _has_holder(sentence: str, fact: RawFact) -> bool:
+    """A fact is about someone: its AGENT is a person (the speaker, a named person, a relative) or something the
+    speaker owns (我的蓝牙打不开了). Product and place reviews ("米饭做出来特别好吃", "屏幕看起来也超清晰") and
+    agentless fragments state no one's event."""
+    return any(agent.entity_type == "Person" or (agent.pronoun and agent.text in _PERSON_PRONOUNS)
+               or sentence[: agent.start].endswith(_POSSESSIVES) for agent in fact.roles.get("AGENT", ()))
+
+
+def _relative_copula(clause: list[Token], fact: RawFact) -> bool:
+    """我参观的是一家口腔医院, 我喜欢的手机是OPPOFindX3: 是 after a verb's 的-phrase identifies what the phrase
+    names (a visit, a taste); the "agent" is the relative clause's subject, so be(用户) would be wrong. A
+    possessive 的 (王强的妻子是护士) keeps its fact."""
+    return fact.raw == "是" and any(
+        token.text == "的" and previous.is_verb and token.end <= fact.start for previous, token in zip(clause, clause[1:]))
 
 
 _ATTRIBUTE = re.compile(r"^(?P<owner>[^，,。！？]{2,24}?)的(?P<attribute>[^的，,。！？]{1,6}?)(?:是|为)(?P<value>[^。！？]+?)[。！？!?]*$")
@@ -594,6 +618,9 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, state: _Cl
         if (text in _PREPOSITION_ROLES or text in _COMITATIVES) and token.flag in ("p", "c", "v") and index + 1 < end:
             index = _preposition(tokens, index, end, state, facts)
             continue
+        if text in _EVENT_VERBS and index + 1 < end:
+            facts.append(_attend(sentence, tokens, index, end, state))
+            break
         if _modifier_verb(tokens, index, end):
             index += 2
             continue
@@ -614,6 +641,29 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, state: _Cl
     return facts, times
 
 
+# Verbs whose object is an event's name: the rest of the clause, however jieba cut it (烹饪乐聚团建盛宴).
+_EVENT_VERBS = frozenset({"参加", "参与", "出席"})
+_EVENT_NAME_CHARS = 24
+
+
+def _attend(sentence: str, tokens: list[Token], index: int, end: int, state: _Clause) -> RawFact:
+    """我将要参加(的)海畔烧烤节: one attend fact whose PATIENT is the whole event name, never a verb cut out of it
+    ("烧烤" → future 烧烤)."""
+    token = tokens[index]
+    fact = RawFact("attend", token.text, token.start, token.end, state.negation, state.modality, True)
+    first = index + 1
+    while first < end and tokens[first].text in ("了", "过", "的", "这个", "那个", "一个", "一场", "一次"):
+        first += 1
+    if first < end:
+        name = sentence[tokens[first].start : tokens[end - 1].end]
+        if len(name) <= _EVENT_NAME_CHARS:
+            fact.add_role("PATIENT", Mention(name, tokens[first].start, tokens[end - 1].end, "Other", confidence=0.75))
+    for role, mentions in state.pending.items():
+        for mention in mentions if not role.startswith("_") else ():
+            fact.add_role(role, mention)
+    return fact
+
+
 def _subject(tokens: list[Token], index: int, end: int, state: _Clause) -> int:
     token = tokens[index]
     following = tokens[index + 1] if index + 1 < end else None
@@ -625,6 +675,9 @@ def _subject(tokens: list[Token], index: int, end: int, state: _Clause) -> int:
         mention, after = _noun_phrase(tokens, index, end, None, state.mentions)
         if mention is None:
             return index + 1
+    if (mention.pronoun and mention.text in ("他", "她") and state.subjects and state.subjects[-1].entity_type == "Person"
+            and state.subjects[-1].end == token.start):
+        return after  # 我表哥他在杭州上班: 他 repeats the subject just named
     if state.subjects and state.topic is None and (mention.pronoun or mention.entity_type == "Person"):
         # 周杰伦的新歌我听了: the first noun phrase was a fronted object, the second is the subject.
         state.topic = state.subjects.pop()

@@ -1,0 +1,44 @@
+"""Issue 18, Chinese: facts need a person holder, event names stay whole, a relative clause before 是 is no copula
+fact, a resumptive 他 is not a second subject, 我喜欢的X是Y is a taste. Sentences from MemDaily's tune split."""
+
+from memctl.r2g.extract import extract
+
+
+def _facts(sentence):
+    return [(fact.predicate, {role: [filler.text for filler in fillers] for role, fillers in fact.roles.items()})
+            for fact in extract(sentence, "zh", speaker="用户").facts]
+
+
+def test_reviews_of_things_give_no_fact_without_a_person_holder():
+    assert _facts("美的电饭煲真好用，米饭做出来特别好吃，功能也全。") == []
+    assert _facts("就是价格有点小贵，但算下来还是划算的！") == []
+    assert _facts("就是嘛，如果再智能化一点，增加点操作选项，那就太完美了！") == []
+
+
+def test_a_thing_the_speaker_owns_or_a_relative_still_holds_a_fact():
+    assert _facts("我的蓝牙打不开了。") == [("fail_to_open", {"AGENT": ["蓝牙"]})]
+    assert [predicate for predicate, _ in _facts("我同事特喜欢骑自行车出去玩。")] == ["like"]
+
+
+def test_attending_an_event_keeps_the_whole_event_name():
+    [(predicate, roles)] = _facts("我将要参加烹饪乐聚团建盛宴。")
+    assert (predicate, roles["PATIENT"], roles["AGENT"]) == ("attend", ["烹饪乐聚团建盛宴"], ["我"])
+    [(predicate, roles)] = _facts("我将要参加的瓦工技艺创新分享会，它的规模是六百人。")
+    assert (predicate, roles["PATIENT"]) == ("attend", ["瓦工技艺创新分享会"])
+    [fact] = extract("我将要参加海畔烧烤节。", "zh", speaker="用户").facts
+    assert fact.modality == "future"
+
+
+def test_is_after_a_verbs_relative_clause_gives_no_copula_fact():
+    assert _facts("我参观的是一家口腔医院。") == []
+    assert _facts("我的上司读的是专科。") == []
+    assert _facts("王强的妻子是一名护士。") == [("be", {"AGENT": ["妻子"], "PATIENT": ["护士"]})]
+
+
+def test_a_pronoun_repeating_the_subject_is_not_a_second_subject():
+    assert _facts("我表哥他在浙江杭州上班呢。") == [("work_at", {"AGENT": ["表哥"], "LOCATION": ["浙江杭州"]})]
+
+
+def test_the_thing_i_like_is_a_taste():
+    [preference] = extract("我喜欢的手机是OPPOFindX3。", "zh", speaker="用户").preferences
+    assert (preference.kind, preference.polarity, preference.object) == ("taste", 1, "OPPOFindX3")
