@@ -223,6 +223,10 @@ def _repair(token: Token, tagger) -> list[Token]:
         token.entity_type, token.canonical, token.aliases = alias.entity_type, alias.canonical, alias.aliases
         token.flag = _ENTITY_TAGS[alias.entity_type]
         return [token]
+    if len(token.text) >= 3 and token.text[-1] == "人" and _place_word(token.text[:-1], tagger):
+        # 沈阳人, 济南人: where someone is from, not a person's name
+        place = Token(token.text[:-1], "ns", token.start, token.end - 1)
+        return [place, Token("人", "n", token.end - 1, token.end)]
     if token.flag == "ns" and len(token.text) == 2 and token.text[-1] not in _TOPONYM_FINALS and token.text not in gazetteer().locations:
         token.flag = "n"
         return [token]
@@ -244,6 +248,10 @@ def _repair(token: Token, tagger) -> list[Token]:
         middle = token.start + 1  # 猫叫 → 猫 + 叫
         return [Token(token.text[0], "n", token.start, middle), Token(token.text[1], "v", middle, token.end)]
     return [token]
+
+
+def _place_word(text: str, tagger) -> bool:
+    return text in gazetteer().locations or (tagger.word_tag_tab.get(text) == "ns" and text[-1] in _TOPONYM_FINALS)
 
 
 def _plausible_name(word: str, tagger) -> bool:

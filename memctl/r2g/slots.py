@@ -123,9 +123,14 @@ _ZH_NOUN = r"[^\s的是为叫有不我你他她它其]"
 
 @cache
 def _zh_frames() -> tuple:
-    """(name, pattern), tried in this order: the first that reads a clause wins. Compiled on first use: importing
+    """(name, pattern), tried in this order: the first that reads a clause wins (what a relative is, 我同事是沈阳人,
+    before the own frame would take 同事 as a slot). Compiled on first use: importing
     this module stays cheap."""
     frames = (
+        ("origin", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<verb>是)(?P<z>[^\s的]{{2,8}}?)人$"),
+        ("occupation", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<did>干的|做的)?(?P<verb>是)(?P<work>做|干|当)?"
+                       rf"(?:一名|一位|一个|个|名|位)?(?P<z>[^\s的]{{2,10}}?)(?P<tail>的|这行|这一行)?$"),
+        ("estate", rf"^{_ZH_LEAD}我(?:现在|目前)?住的(?:那个|这个)?小区(?:名字)?(?P<verb>叫|是)(?P<z>.+)$"),
         ("relative", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<x>{_ZH_NOUN}{{1,6}}?)的(?P<y>[^\s的是为叫有]{{1,8}}?)"
                      rf"{_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
         ("joined", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<xy>[^\s的是为叫有不]{{2,10}}?){_ZH_NEGATION}"
@@ -188,10 +193,39 @@ def _chinese(state: _Sentence) -> None:
             topic = _named(state, clause.start() + named.start("topic"), clause.start() + named.end("topic"))
 
 
+# What a person is (我同事是主管, 我爸爸是做财务经理的): a person noun that is no relative, or a word ending like
+# an occupation, or anything after 做/干 (是做销售的, 干的是医生这行); what else follows 是 (我表哥是内向的) is no
+# job.
+_ZH_OCCUPATION_ENDS = ("师", "员", "经理", "主管", "总监", "专家", "工", "长", "官", "销售", "会计", "老板")
+
+
+def _kind(state, frame, match, base: int, start: int, end: int) -> SlotFact | None:
+    """我表哥是山东济南人 (hometown 山东济南), 我的上司是个工程师 (job 工程师): what a relative is, said with 是."""
+    lexicon = slot_lexicon()
+    if match["x"] and not lexicon.person_noun(match["x"], "zh"):
+        return None
+    value = match["z"]
+    if frame == "origin" and not any(mention.entity_type == "Location" and base + match.start("z") <= mention.start
+                                     and mention.end <= base + match.end("z") for mention in state.mentions):
+        return None  # 我妈妈是个好人: no place before 人
+    if frame == "occupation" and not (
+            match["work"] or match["did"] or value.endswith(_ZH_OCCUPATION_ENDS)
+            or (value in gazetteer().person_nouns_zh and not lexicon.person_noun(value, "zh"))):
+        return None
+    if match["x"]:
+        holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
+    else:
+        holder = _speaker(state, base + match.start())  # 我是哈尔滨人, 我是厨师
+    surface = "老家" if frame == "origin" else "职业"
+    return _slot(state, holder, surface, match, base, start, end, STATED, written="是")
+
+
 def _relative_and_slot(words: str) -> tuple | None:
     """我婶婶生日, 我的上司生日, 我同事他们公司: a relative and a slot written together, (婶婶, 生日), (同事, 公司);
-    None when they are not."""
+    None when they are not (爸爸 is one relative, not 爸 + 爸)."""
     lexicon = slot_lexicon()
+    if lexicon.person_noun(words, "zh"):
+        return None
     for cut in range(1, len(words)):
         rest = _ZH_THEIR.sub("", words[cut:])
         if lexicon.person_noun(words[:cut], "zh") and lexicon.named_by(rest, "zh") is not None:
@@ -244,6 +278,11 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
             return None
         holder = _relative(state, match["x"], base + match.start() , base + match.end("x"))
         return _slot(state, holder, "名字", match, base, start, end, STATED, written="叫")
+    if frame in ("origin", "occupation"):
+        return _kind(state, frame, match, base, start, end)
+    if frame == "estate":
+        return _slot(state, _speaker(state, base + match.start()), "住址", match, base, start, end, STATED,
+                     written="小区")
     if frame == "inverse":
         spec = lexicon.named_by(match["y"], "zh")
         if spec is not None and spec.value_kind != "person":
@@ -294,7 +333,8 @@ _EN_VALUE = r"(?P<z>.+)$"
 _EN_NAME = r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+){0,2}"
 @cache
 def _en_frames() -> tuple:
-    """(name, pattern), tried in this order: the first that reads a clause wins. Compiled on first use."""
+    """(name, pattern), tried in this order: the first that reads a clause wins (what a relative is, 我同事是沈阳人,
+    before the own frame would take 同事 as a slot). Compiled on first use."""
     frames = (
         ("relative", rf"\b[Mm]y (?P<x>{_EN_WORDS})['’]s (?P<y>{_EN_WORDS}) {_EN_COPULA} {_EN_VALUE}"),
         ("named", rf"\b(?P<x>{_EN_NAME})['’]s (?P<y>{_EN_WORDS}) {_EN_COPULA} {_EN_VALUE}"),
@@ -440,6 +480,8 @@ def _slot(state, holder: Mention, surface: str, match, base: int, start: int, en
     """`surface` names the slot (mapped through the lexicon); `written` is what the sentence wrote for it when
     that is not the surface itself (叫, called)."""
     spec = slot_lexicon().named_by(surface, state.lang)
+    if spec is not None and spec.name == "residence" and holder.entity_type != "Person":
+        spec = None  # 我公司的地址: an organisation's address, no one's residence
     value_start, value_end = _trimmed_value(state, base + match.start("z"), base + match.end("z"), spec)
     value = state.text[value_start:value_end]
     value_mention = _mention_at(state, value_start, value_end)
