@@ -300,6 +300,8 @@ def _merge_latin_entities(sentence: str, tokens: list[Token]) -> list[Token]:
     spans = []
     for match in _LATIN_ENTITY.finditer(sentence):
         text = match.group().rstrip(".-'")
+        if "@" in sentence[max(match.start() - 1, 0) : match.start() + len(text) + 1]:
+            continue  # wangsiqi0117@jsld.com: a part of an e-mail address names no product
         entry = aliases().lookup(text) or aliases().lookup(text.split()[0])
         entity_type = entry.entity_type if entry else ("Product" if _DIGIT.search(text) or text[0].isupper() else None)
         if entity_type is None:
@@ -458,7 +460,8 @@ class _Clause:
     complement_of: RawFact | None = None  # 喜欢/学 waiting for the verb phrase that gives its PATIENT
 
 
-def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
+def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) -> Analysis:
+    """`speaker`, when known, owns the relatives the sentence names without another holder (我表哥, 舅妈)."""
     tokens = tokenize(sentence, times)
     facts: list[RawFact] = []
     subjects: list[Mention] = []
@@ -482,8 +485,25 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
         carried_times = [] if clause_facts else clause_times
         facts.extend(fact for fact in clause_facts
                      if _has_holder(sentence, fact) and not _relative_copula(tokens[start:end], fact))
+    if speaker:
+        _own_relatives(sentence, mentions, facts, speaker)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
     return Analysis(mentions, facts, word_classes)
+
+
+def _own_relatives(sentence: str, mentions: list[Mention], facts: list[RawFact], speaker: str) -> None:
+    """我表哥 is 用户的表哥, as the slot facts name him: one entity per relative of one speaker, not a 表哥 that every
+    speaker's cousin would share. 王强的妻子 is 王强's, not the speaker's."""
+    from memctl.language.slot_lexicon import slot_lexicon
+
+    lexicon = slot_lexicon()
+    for group in [mentions, *(fillers for fact in facts for fillers in fact.roles.values())]:
+        for position, mention in enumerate(group):
+            before = sentence[: mention.start]
+            if (mention.entity_type == "Person" and lexicon.person_noun(mention.text, "zh")
+                    and (not before.endswith("的") or before.endswith(_POSSESSIVES))):
+                name = f"{speaker}的{mention.text}"
+                group[position] = Mention(name, mention.start, mention.end, "Person", name, confidence=mention.confidence)
 
 
 # Pronouns that can stand for a person holding a fact (它, 这, 那, 大家 cannot).

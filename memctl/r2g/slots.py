@@ -130,6 +130,8 @@ def _zh_frames() -> tuple:
         ("origin", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<verb>是)(?P<z>[^\s的]{{2,8}}?)人$"),
         ("occupation", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<did>干的|做的)?(?P<verb>是)(?P<work>做|干|当)?"
                        rf"(?:一名|一位|一个|个|名|位)?(?P<z>[^\s的]{{2,10}}?)(?P<tail>的|这行|这一行)?$"),
+        ("taste", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{1,4}}?)(?:他|她)?(?:也|还|一直|特别|特|很|非常|最|比较|超)*"
+                  rf"(?P<verb>爱好|喜欢|热爱|爱)(?P<z>.+)$"),
         ("estate", rf"^{_ZH_LEAD}我(?:现在|目前)?住的(?:那个|这个)?小区(?:名字)?(?P<verb>叫|是)(?P<z>.+)$"),
         ("relative", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<x>{_ZH_NOUN}{{1,6}}?)的(?P<y>[^\s的是为叫有]{{1,8}}?)"
                      rf"{_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
@@ -220,6 +222,20 @@ def _kind(state, frame, match, base: int, start: int, end: int) -> SlotFact | No
     return _slot(state, holder, surface, match, base, start, end, STATED, written="是")
 
 
+def _taste(state, match, base: int, start: int, end: int) -> SlotFact | None:
+    """我婶婶特别爱画画, 刘志宏特别爱好美食烹饪: what another person likes is a slot fact of theirs (the speaker's
+    own likes are preferences, memctl/r2g/preferences.py)."""
+    x_start, x_end = base + match.start("x"), base + match.end("x")
+    if slot_lexicon().person_noun(match["x"], "zh"):
+        holder = _relative(state, match["x"], base + match.start(), x_end)
+    else:
+        holder = _mention_at(state, x_start, x_end)
+        if match["mine"] or holder is None or holder.entity_type != "Person":
+            return None
+    surface = "爱好" if match["verb"] == "爱好" else "喜好"
+    return _slot(state, holder, surface, match, base, start, end, STATED, written=match["verb"])
+
+
 def _relative_and_slot(words: str) -> tuple | None:
     """我婶婶生日, 我的上司生日, 我同事他们公司: a relative and a slot written together, (婶婶, 生日), (同事, 公司);
     None when they are not (爸爸 is one relative, not 爸 + 爸)."""
@@ -280,6 +296,8 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         return _slot(state, holder, "名字", match, base, start, end, STATED, written="叫")
     if frame in ("origin", "occupation"):
         return _kind(state, frame, match, base, start, end)
+    if frame == "taste":
+        return _taste(state, match, base, start, end)
     if frame == "estate":
         return _slot(state, _speaker(state, base + match.start()), "住址", match, base, start, end, STATED,
                      written="小区")

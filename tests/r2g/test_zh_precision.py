@@ -17,7 +17,22 @@ def test_reviews_of_things_give_no_fact_without_a_person_holder():
 
 def test_a_thing_the_speaker_owns_or_a_relative_still_holds_a_fact():
     assert _facts("我的蓝牙打不开了。") == [("fail_to_open", {"AGENT": ["蓝牙"]})]
-    assert [predicate for predicate, _ in _facts("我同事特喜欢骑自行车出去玩。")] == ["like"]
+    assert _facts("我表哥他在浙江杭州上班呢。") == [("work_at", {"AGENT": ["用户的表哥"], "LOCATION": ["浙江杭州"]})]
+
+
+def test_a_relative_of_the_speaker_is_named_as_the_slot_facts_name_them():
+    """用户的舅妈: one entity per relative of one speaker, the one her slot facts hold; 王强的妻子 is not the speaker's."""
+    result = extract("舅妈在广州上班。", "zh", speaker="用户")
+    assert [(entity.name, entity.type) for entity in result.entities if entity.type == "Person"] == [("用户的舅妈", "Person")]
+    assert _facts("王强的妻子是一名护士。") == [("be", {"AGENT": ["妻子"], "PATIENT": ["护士"]})]
+
+
+def test_what_another_person_likes_is_their_slot_fact():
+    likes = [(slot.subject, slot.slot, slot.value) for slot in extract("我同事特喜欢骑自行车出去玩。", "zh", speaker="用户").slots]
+    assert likes == [("用户的同事", "likes", "骑自行车出去玩")]
+    hobby = [(slot.subject, slot.slot, slot.value) for slot in extract("刘志宏特别爱好美食烹饪。", "zh", speaker="用户").slots]
+    assert hobby == [("刘志宏", "hobby", "美食烹饪")]
+    assert extract("我喜欢吃火锅。", "zh", speaker="用户").slots == []  # the speaker's own: a preference
 
 
 def test_attending_an_event_keeps_the_whole_event_name():
@@ -36,9 +51,15 @@ def test_is_after_a_verbs_relative_clause_gives_no_copula_fact():
 
 
 def test_a_pronoun_repeating_the_subject_is_not_a_second_subject():
-    assert _facts("我表哥他在浙江杭州上班呢。") == [("work_at", {"AGENT": ["表哥"], "LOCATION": ["浙江杭州"]})]
+    [(predicate, roles)] = _facts("我表哥他在浙江杭州上班呢。")
+    assert (predicate, roles["AGENT"]) == ("work_at", ["用户的表哥"])
 
 
 def test_the_thing_i_like_is_a_taste():
     [preference] = extract("我喜欢的手机是OPPOFindX3。", "zh", speaker="用户").preferences
     assert (preference.kind, preference.polarity, preference.object) == ("taste", 1, "OPPOFindX3")
+
+
+def test_an_e_mail_address_holds_no_product_and_a_relative_mentioned_as_owner_is_the_speakers():
+    result = extract("我表姐的邮箱是wangsiqi0117@jsld.com。", "zh", speaker="用户")
+    assert [(entity.name, entity.type) for entity in result.entities] == [("用户的表姐", "Person")]
