@@ -231,7 +231,7 @@ def _repair(token: Token, tagger) -> list[Token]:
         token.flag = "n"
         return [token]
     if token.flag.startswith("nr") and token.flag != "nrt":
-        if not _plausible_name(token.text, tagger):
+        if not _plausible_name(token.text, tagger) or tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_WORD_FREQUENCY:
             return _resplit(token, tagger)
         token.entity_type = "Person"
         return [token]
@@ -252,6 +252,11 @@ def _repair(token: Token, tagger) -> list[Token]:
 
 def _place_word(text: str, tagger) -> bool:
     return text in gazetteer().locations or (tagger.word_tag_tab.get(text) == "ns" and text[-1] in _TOPONYM_FINALS)
+
+
+# jieba's dictionary tags everyday words nr (安静 1199, 沙滩 993, 阳光 3451, 明白 10875, 顾客 1365); the names it
+# knows are rarer (李娜 438, 周杰伦 89, 刘德华 37).
+_COMMON_WORD_FREQUENCY = 600
 
 
 def _plausible_name(word: str, tagger) -> bool:
@@ -472,7 +477,8 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
         state = _Clause(subjects=[], mentions=mentions, pending={})
         attribute = _attribute(sentence, tokens, start, end, mentions)
         if attribute is not None:
-            facts.append(attribute)
+            if _has_holder(sentence, attribute):
+                facts.append(attribute)
             continue
         clause_facts, clause_times = _clause(sentence, tokens, start, end, state)
         _assign_agents(clause_facts, state, subjects)
@@ -522,11 +528,19 @@ def _has_holder(sentence: str, fact: RawFact) -> bool:
 
 
 def _relative_copula(clause: list[Token], fact: RawFact) -> bool:
-    """我参观的是一家口腔医院, 我喜欢的手机是OPPOFindX3: 是 after a verb's 的-phrase identifies what the phrase
-    names (a visit, a taste); the "agent" is the relative clause's subject, so be(用户) would be wrong. A
-    possessive 的 (王强的妻子是护士) keeps its fact."""
-    return fact.raw == "是" and any(
-        token.text == "的" and previous.is_verb and token.end <= fact.start for previous, token in zip(clause, clause[1:]))
+    """我参观的是一家口腔医院, 我刚才经过的那个公园是中心公园, 我参观的那家医院是专门看牙齿的: 是 after a
+    的-phrase that is no possessive identifies what the phrase names (a visit, a taste); the copula and what
+    follows it are said of that thing, not of the relative clause's subject, so be(用户) or watch(用户) would be
+    wrong. A possessive 的 (王强的妻子是护士, 我的…) keeps its fact."""
+    relative = False
+    for previous, token in zip(clause, clause[1:]):
+        if token.start >= fact.end:
+            break
+        if token.text == "的" and not (previous.is_noun or previous.flag == "r"):
+            relative = True
+        elif token.text == "是" and relative:
+            return fact.start >= token.start
+    return False
 
 
 _ATTRIBUTE = re.compile(r"^(?P<owner>[^，,。！？]{2,24}?)的(?P<attribute>[^的，,。！？]{1,6}?)(?:是|为)(?P<value>[^。！？]+?)[。！？!?]*$")

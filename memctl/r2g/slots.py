@@ -219,7 +219,7 @@ def _kind(state, frame, match, base: int, start: int, end: int) -> SlotFact | No
     else:
         holder = _speaker(state, base + match.start())  # 我是哈尔滨人, 我是厨师
     surface = "老家" if frame == "origin" else "职业"
-    return _slot(state, holder, surface, match, base, start, end, STATED, written="是")
+    return _slot(state, holder, surface, match, base, start, end, STATED)
 
 
 def _taste(state, match, base: int, start: int, end: int) -> SlotFact | None:
@@ -233,7 +233,7 @@ def _taste(state, match, base: int, start: int, end: int) -> SlotFact | None:
         if match["mine"] or holder is None or holder.entity_type != "Person":
             return None
     surface = "爱好" if match["verb"] == "爱好" else "喜好"
-    return _slot(state, holder, surface, match, base, start, end, STATED, written=match["verb"])
+    return _slot(state, holder, surface, match, base, start, end, STATED)
 
 
 def _relative_and_slot(words: str) -> tuple | None:
@@ -524,6 +524,8 @@ def _trimmed_value(state: _Sentence, start: int, end: int, spec: SlotSpec | None
     if state.lang == "zh":
         trimmed = _zh_trimmed(text)
         lead = 1 if trimmed.startswith("在") and spec is not None and spec.value_kind in ("date", "place") else 0
+        if spec is not None and spec.value_kind in ("place", "product", "organisation") and trimmed.endswith("的"):
+            trimmed = trimmed[:-1]  # 是山东青岛的, 是美的的: the place or brand, without the 的 that closes it
         return start + lead, start + len(trimmed)
     trimmed = _EN_VALUE_END.sub("", text).rstrip(" .,!\"'”’)")
     article = _EN_ARTICLE.match(trimmed)
