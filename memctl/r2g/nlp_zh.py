@@ -219,9 +219,12 @@ def _non_han_flag(word: str) -> str:
 def _repair(token: Token, tagger) -> list[Token]:
     """Fix one jieba token: lexicon types, invented names, verb-noun compounds, 在家-style merges."""
     alias = aliases().exact.get(token.text)
-    if alias is not None:
+    if alias is not None and not (len(token.text) == 1 and _has_han(token.text)):  # 美妆品's 美 is no country
         token.entity_type, token.canonical, token.aliases = alias.entity_type, alias.canonical, alias.aliases
         token.flag = _ENTITY_TAGS[alias.entity_type]
+        return [token]
+    if len(token.text) == 1 and token.flag in ("ns", "nr", "nt") and _has_han(token.text):
+        token.flag = "n"  # 美妆品's 美, 新百伦's 伦: a character left over by the cut, no name
         return [token]
     if len(token.text) >= 3 and token.text[-1] == "人" and _place_word(token.text[:-1], tagger):
         # 沈阳人, 济南人: where someone is from, not a person's name
@@ -308,6 +311,8 @@ def _merge_latin_entities(sentence: str, tokens: list[Token]) -> list[Token]:
         if "@" in sentence[max(match.start() - 1, 0) : match.start() + len(text) + 1]:
             continue  # wangsiqi0117@jsld.com: a part of an e-mail address names no product
         entry = aliases().lookup(text) or aliases().lookup(text.split()[0])
+        if entry is None and len(text) <= 3 and text.isalpha() and text.isupper():
+            continue  # AI年终总结盛典, VR: an abbreviation, no product
         entity_type = entry.entity_type if entry else ("Product" if _DIGIT.search(text) or text[0].isupper() else None)
         if entity_type is None:
             continue
@@ -490,7 +495,7 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
                                               time_index=time_token.time_index, confidence=0.9))
         carried_times = [] if clause_facts else clause_times
         facts.extend(fact for fact in clause_facts
-                     if _has_holder(sentence, fact) and not _relative_copula(tokens[start:end], fact))
+                     if _has_holder(sentence, fact) and not _relative_copula(tokens[start:end]))
     if speaker:
         _own_relatives(sentence, mentions, facts, speaker)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
@@ -516,30 +521,32 @@ def _own_relatives(sentence: str, mentions: list[Mention], facts: list[RawFact],
 _PERSON_PRONOUNS = frozenset({"我", "你", "您", "他", "她", "我们", "你们", "他们", "她们", "咱们", "咱", "俺"})
 
 
+_SELF_NOUNS = frozenset({"个人", "自己", "本人"})  # 我个人: the speaker, not something of theirs
 _POSSESSIVES = ("我的", "我", "我家的", "我家", "我们的", "我们家的", "咱家的")
 
 
 def _has_holder(sentence: str, fact: RawFact) -> bool:
-    """A fact is about someone: its AGENT is a person (the speaker, a named person, a relative) or something the
-    speaker owns (我的蓝牙打不开了). Product and place reviews ("米饭做出来特别好吃", "屏幕看起来也超清晰") and
-    agentless fragments state no one's event."""
-    return any(agent.entity_type == "Person" or (agent.pronoun and agent.text in _PERSON_PRONOUNS)
-               or sentence[: agent.start].endswith(_POSSESSIVES) for agent in fact.roles.get("AGENT", ()))
+    """A fact is about someone: its AGENTs are people (the speaker, a named person, a relative) or something the
+    speaker owns (我的蓝牙打不开了). Product and place reviews ("米饭做出来特别好吃", "屏幕看起来也超清晰"),
+    agentless fragments and a place joined to a person as agents ("感受到了大自然的宁静和美") state no one's
+    event."""
+    agents = fact.roles.get("AGENT", ())
+    return bool(agents) and all(
+        agent.entity_type == "Person" or (agent.pronoun and agent.text in _PERSON_PRONOUNS)
+        or (sentence[: agent.start].endswith(_POSSESSIVES) and agent.text not in _SELF_NOUNS) for agent in agents)
 
 
-def _relative_copula(clause: list[Token], fact: RawFact) -> bool:
-    """我参观的是一家口腔医院, 我刚才经过的那个公园是中心公园, 我参观的那家医院是专门看牙齿的: 是 after a
-    的-phrase that is no possessive identifies what the phrase names (a visit, a taste); the copula and what
-    follows it are said of that thing, not of the relative clause's subject, so be(用户) or watch(用户) would be
-    wrong. A possessive 的 (王强的妻子是护士, 我的…) keeps its fact."""
+def _relative_copula(clause: list[Token]) -> bool:
+    """我参观的是一家口腔医院, 我刚才经过的那个公园是中心公园, 我平时用的美妆品是…: 是 after a 的-phrase that is
+    no possessive identifies what the phrase names (a visit, a taste, a thing used); the clause says what that
+    thing is, not what the relative clause's subject did, so be(用户) or watch(用户) would be wrong. A possessive
+    的 (王强的妻子是护士, 我的…) keeps its facts."""
     relative = False
     for previous, token in zip(clause, clause[1:]):
-        if token.start >= fact.end:
-            break
         if token.text == "的" and not (previous.is_noun or previous.flag == "r"):
             relative = True
         elif token.text == "是" and relative:
-            return fact.start >= token.start
+            return True
     return False
 
 
@@ -698,8 +705,12 @@ def _attend(sentence: str, tokens: list[Token], index: int, end: int, state: _Cl
         first += 1
     if first < end:
         name = sentence[tokens[first].start : tokens[end - 1].end]
+        name_start, name_end = tokens[first].start, tokens[end - 1].end
         if len(name) <= _EVENT_NAME_CHARS:
-            fact.add_role("PATIENT", Mention(name, tokens[first].start, tokens[end - 1].end, "Other", confidence=0.75))
+            fact.add_role("PATIENT", Mention(name, name_start, name_end, "Other", confidence=0.75))
+            # the words of the name (广州新兴产业峰会's 新兴产业) name nothing of their own
+            state.mentions[:] = [mention for mention in state.mentions
+                                 if not (name_start <= mention.start and mention.end <= name_end)]
     for role, mentions in state.pending.items():
         for mention in mentions if not role.startswith("_") else ():
             fact.add_role(role, mention)

@@ -53,7 +53,7 @@ _ZH_RULES = [
      -1, "taste", 0.8),
     (r"^(?P<trigger>不吃|不喝|从不吃|从不喝)(?P<object>.+)", -1, "taste", 0.7),
     (r"^(?:但是|但|而且|可是)?(?:我)?对(?P<object>[^，。]+?)(?P<trigger>过敏)", -1, "taste", 0.85),
-    (rf"^我{_ZH_DEGREE}(?P<trigger>更喜欢|最喜欢|喜欢|喜爱|热爱|爱|偏好|偏爱|习惯)(?P<object>.+)",
+    (rf"^我{_ZH_DEGREE}(?P<trigger>更喜欢|最喜欢|喜欢|喜爱|热爱|钟爱|爱|偏好|偏爱|习惯)(?P<object>.+)",
      1, "taste", 0.8),
     (r"^我(?P<trigger>每天|每周|每晚|每个周末|每个月|经常|常常|总是|一般|通常|平时)(?:都|会)?(?P<object>.+)", 1, "habit", 0.7),
     # 每天下班后去那里散步: a routine told without 我, the speaker's own

@@ -127,11 +127,12 @@ def _zh_frames() -> tuple:
     before the own frame would take 同事 as a slot). Compiled on first use: importing
     this module stays cheap."""
     frames = (
-        ("origin", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<verb>是)(?P<z>[^\s的]{{2,8}}?)人$"),
-        ("occupation", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<did>干的|做的)?(?P<verb>是)(?P<work>做|干|当)?"
+        ("origin", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<verb>是)(?P<z>[^\s的]{{2,8}}?)人$"),
+        ("occupation", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<did>干的|做的)?(?P<verb>是)(?P<work>做|干|当)?"
                        rf"(?:一名|一位|一个|个|名|位)?(?P<z>[^\s的]{{2,10}}?)(?P<tail>的|这行|这一行)?$"),
         ("taste", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{1,4}}?)(?:他|她)?(?:也|还|一直|特别|特|很|非常|最|比较|超)*"
                   rf"(?P<verb>爱好|喜欢|热爱|爱)(?P<z>.+)$"),
+        ("measured", rf"^{_ZH_LEAD}我?的?(?P<xy>[^\s的是为叫有不]{{3,8}}?)(?P<z>[0-9０-９一二两三四五六七八九十][^\s，。]*)$"),
         ("estate", rf"^{_ZH_LEAD}我(?:现在|目前)?住的(?:那个|这个)?小区(?:名字)?(?P<verb>叫|是)(?P<z>.+)$"),
         ("relative", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<x>{_ZH_NOUN}{{1,6}}?)的(?P<y>[^\s的是为叫有]{{1,8}}?)"
                      rf"{_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
@@ -155,6 +156,7 @@ _ZH_FORMER = frozenset({"以前", "之前", "原来", "过去"})
 _ZH_USING_VERBS = frozenset({"用", "使用", "在用", "常用", "平时用", "现在用", "穿", "开", "养", "戴", "拥有"})
 _ZH_OTHER_VERBS = frozenset({"喜欢", "最喜欢", "特别喜欢", "爱", "最爱", "中意", "偏爱", "讨厌", "参观", "路过",
                              "经过", "去", "去过", "买", "看", "看过", "参加", "住"})
+_ZH_MINE = frozenset({"家", "手头", "手上", "身边"})  # 我家的猫, 我手头的手机: the speaker's own
 _ZH_PRONOUN_END = re.compile(r"(?:他们|她们|他|她|它)$")  # 我表姐她是…: said of the cousin, no slot named
 _ZH_EVALUATIVE_ADVERBS = frozenset({"真", "确实", "实在", "可"})
 _ZH_TOPIC = re.compile(r"^我[^，。的]{0,8}的(?P<topic>[^，。的]{2,24})$")  # 我将要参加的X，它的…
@@ -202,9 +204,11 @@ _ZH_OCCUPATION_ENDS = ("师", "员", "经理", "主管", "总监", "专家", "�
 
 
 def _kind(state, frame, match, base: int, start: int, end: int) -> SlotFact | None:
-    """我表哥是山东济南人 (hometown 山东济南), 我的上司是个工程师 (job 工程师): what a relative is, said with 是."""
+    """我表哥是山东济南人 (hometown 山东济南), 我的上司是个工程师, 陈梦婷她是做农民的 (job): what a person is, said
+    with 是."""
     lexicon = slot_lexicon()
-    if match["x"] and not lexicon.person_noun(match["x"], "zh"):
+    holder = _person_subject(state, match, base) if match["x"] or match["mine"] else None
+    if holder is None:
         return None
     value = match["z"]
     if frame == "origin" and not any(mention.entity_type == "Location" and base + match.start("z") <= mention.start
@@ -214,24 +218,39 @@ def _kind(state, frame, match, base: int, start: int, end: int) -> SlotFact | No
             match["work"] or match["did"] or value.endswith(_ZH_OCCUPATION_ENDS)
             or (value in gazetteer().person_nouns_zh and not lexicon.person_noun(value, "zh"))):
         return None
-    if match["x"]:
-        holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
-    else:
-        holder = _speaker(state, base + match.start())  # 我是哈尔滨人, 我是厨师
     surface = "老家" if frame == "origin" else "职业"
     return _slot(state, holder, surface, match, base, start, end, STATED)
+
+
+def _measured(state, match, base: int, start: int, end: int) -> SlotFact | None:
+    """我舅舅身高176厘米, 我表姐生日9月17号: a relative, a slot of number or date and its value, with no copula."""
+    split = _relative_and_slot(match["xy"])
+    spec = None if split is None else slot_lexicon().named_by(split[1], "zh")
+    if spec is None or spec.value_kind not in ("number", "date"):
+        return None
+    noun, surface = split
+    holder = _relative(state, noun, base + match.start(), base + match.start("xy") + len(noun))
+    return _slot(state, holder, surface, match, base, start, end, STATED)
+
+
+def _person_subject(state, match, base: int) -> Mention | None:
+    """Who a frame with (我的)? X is about: the speaker's relative X (我表哥, 表哥), the speaker when X is empty
+    after 我, a person named X (陈梦婷); None otherwise."""
+    x_start, x_end = base + match.start("x"), base + match.end("x")
+    if match["x"] and slot_lexicon().person_noun(match["x"], "zh"):
+        return _relative(state, match["x"], base + match.start(), x_end)
+    if not match["x"]:
+        return _speaker(state, base + match.start("mine")) if match["mine"] else None
+    named = None if match["mine"] else _mention_at(state, x_start, x_end)
+    return named if named is not None and named.entity_type == "Person" else None
 
 
 def _taste(state, match, base: int, start: int, end: int) -> SlotFact | None:
     """我婶婶特别爱画画, 刘志宏特别爱好美食烹饪: what another person likes is a slot fact of theirs (the speaker's
     own likes are preferences, memctl/r2g/preferences.py)."""
-    x_start, x_end = base + match.start("x"), base + match.end("x")
-    if slot_lexicon().person_noun(match["x"], "zh"):
-        holder = _relative(state, match["x"], base + match.start(), x_end)
-    else:
-        holder = _mention_at(state, x_start, x_end)
-        if match["mine"] or holder is None or holder.entity_type != "Person":
-            return None
+    holder = _person_subject(state, match, base)
+    if holder is None:
+        return None
     surface = "爱好" if match["verb"] == "爱好" else "喜好"
     return _slot(state, holder, surface, match, base, start, end, STATED)
 
@@ -284,7 +303,7 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
     if match.groupdict().get("adverb") in _ZH_EVALUATIVE_ADVERBS:
         return None  # 环境真是整洁又明亮: an evaluation, not a value
     if frame == "relative" and (match["x"] in _ZH_FORMER or match["x"] in _ZH_OTHER_VERBS or (
-            match["x"] != "家" and not lexicon.person_noun(match["x"], "zh")
+            match["x"] not in _ZH_MINE and not lexicon.person_noun(match["x"], "zh")
             and lexicon.named_by(match["y"], "zh") is None)):
         return None  # 我以前的…: the own frame's; 我住的那个小区叫…: X is no relative and Y no slot (a verb?)
     if frame == "own" and _ZH_PRONOUN_END.search(match["y"]):
@@ -296,6 +315,8 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         return _slot(state, holder, "名字", match, base, start, end, STATED, written="叫")
     if frame in ("origin", "occupation"):
         return _kind(state, frame, match, base, start, end)
+    if frame == "measured":
+        return _measured(state, match, base, start, end)
     if frame == "taste":
         return _taste(state, match, base, start, end)
     if frame == "estate":
@@ -319,9 +340,9 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         if topic is None:
             return None
         holder = topic
-    elif frame == "relative" and match["x"] != "家" and match["x"] not in _ZH_USING_VERBS:
+    elif frame == "relative" and match["x"] not in _ZH_MINE and match["x"] not in _ZH_USING_VERBS:
         holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
-    elif frame in ("own", "relative"):  # 我家的猫 is 我的猫, 我用的手机 is 我的手机
+    elif frame in ("own", "relative"):  # 我家的猫 is 我的猫, 我用的手机 is 我的手机, 我手头的手机 too
         holder = _speaker(state, base + match.start())
     else:
         holder = _holder(state, match["x"], base + match.start("x"), base + match.end("x"))

@@ -20,6 +20,7 @@ CASES = [
     ("我挺喜欢苹果iPhone13这款手机的。", "zh", 1, "苹果iPhone13这款手机", "taste"),  # 挺, and the closing 的
     ("我特喜欢穿新百伦的FreshFoam1080v10运动鞋。", "zh", 1, "穿新百伦的FreshFoam1080v10运动鞋", "taste"),
     ("每天下班后去那里散步，感觉一天的疲劳都消失了。", "zh", 1, "下班后去那里散步", "habit"),  # no 我: the speaker's
+    ("我特别钟爱新百伦的运动鞋。", "zh", 1, "新百伦的运动鞋", "taste"),
     ("Please always answer in English.", "en", 1, "answer in English", "instruction"),
     ("Don't use emojis in your replies.", "en", -1, "use emojis in your replies", "instruction"),
     ("From now on, reply in Chinese.", "en", 1, "reply in Chinese", "instruction"),

@@ -59,6 +59,10 @@ def _slots(text: str, speaker: str | None = None, ref_time="2024-04-01") -> list
     ("我住的那个小区叫金色家园。", "用户", [("用户", "residence", "金色家园", "stated")]),
     ("我公司的地址是北京市海淀区中关村大街1号。", "用户", [("用户的公司", "地址", "北京市海淀区中关村大街1号", "stated")]),
     ("我爸爸叫刘志宏。", "用户", [("用户的爸爸", "name", "刘志宏", "stated")]),
+    ("陈梦婷她是做农民的。", "用户", [("陈梦婷", "job_title", "农民", "stated")]),  # a named person
+    ("我舅舅身高176厘米。", "用户", [("用户的舅舅", "height", "176厘米", "stated")]),  # no copula
+    ("我手头的手机是OPPOFindX3。", "用户", [("用户", "device", "OPPOFindX3", "stated")]),  # 手头: the speaker's
+    ("我婶婶她们家是山东青岛的。", "用户", [("用户的婶婶", "residence", "山东青岛", "stated")]),  # no closing 的
     ("My sister's name is Amy.", "Caroline", [("Caroline's sister", "name", "Amy", "stated")]),
     ("I think my mom's phone number is 555-123-4567.", "Ann", [("Ann's mom", "phone", "555-123-4567", "stated")]),
     ("Mom's birthday is May 5.", "Ann", [("Ann's mom", "birthday", "May 5", "stated")]),
@@ -82,6 +86,7 @@ def test_generic_frames_give_holder_slot_and_value(text, speaker, expected):
     "我的上司的电话是很难记。",  # evaluative, and no phone number
     "我妈妈是个好人。",  # no place before 人: no hometown
     "我表哥是内向的。",  # a trait, not a job
+    "这是做饭的。",  # 这 is nobody
     "我的电脑有问题。",  # 有 is a copula before a number only (身高有172厘米)
     "我特别中意华为Mate60这款手机。",  # the 为 of 华为 is no copula
     "我喜欢的手机是OPPOFindX3。",  # the phone I like: a preference, not an attribute of a holder 喜欢

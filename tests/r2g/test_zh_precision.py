@@ -63,3 +63,23 @@ def test_the_thing_i_like_is_a_taste():
 def test_an_e_mail_address_holds_no_product_and_a_relative_mentioned_as_owner_is_the_speakers():
     result = extract("我表姐的邮箱是wangsiqi0117@jsld.com。", "zh", speaker="用户")
     assert [(entity.name, entity.type) for entity in result.entities] == [("用户的表姐", "Person")]
+
+
+def test_a_place_or_thing_joined_to_the_speaker_as_agent_gives_no_fact():
+    assert _facts("这次去海滨公园，真让我感受到了大自然的宁静和美。") == []
+    assert _facts("就是我个人因为是内向的性格，要是它的颜色选择能更低调点就好了。") == []  # 我个人 is no possession
+
+
+def test_a_relative_clause_before_is_gives_no_fact_of_its_subject():
+    assert _facts("我参观的那家医院是专门看牙齿的，就是口腔医院。") == []
+    assert _facts("我刚才经过的那个公园是中心公园。") == []
+
+
+def test_leftover_characters_and_abbreviations_and_words_of_an_event_name_are_no_entities():
+    def entities(sentence):
+        return [(entity.name, entity.type) for entity in extract(sentence, "zh", speaker="用户").entities]
+
+    assert entities("我特别钟爱新百伦的FreshFoam1080v10运动鞋。") == [("FreshFoam1080v10", "Product")]  # not 伦
+    assert entities("AI年终总结盛典的规模是六千人。") == [("AI年终总结盛典", "Other")]
+    assert entities("我将要参加的广州新兴产业峰会，它的持续时间是三天。") == [("我", "Person"), ("广州新兴产业峰会", "Other")]
+    assert entities("而且运行的时候特别安静，让厨房变得好舒服。") == []  # jieba's 安静/nr
