@@ -512,6 +512,7 @@ def _own_relatives(sentence: str, mentions: list[Mention], facts: list[RawFact],
         for position, mention in enumerate(group):
             before = sentence[: mention.start]
             if (mention.entity_type == "Person" and lexicon.person_noun(mention.text, "zh")
+                    and not sentence.startswith("们", mention.end)  # 孩子们: children, not the speaker's
                     and (not before.endswith("的") or before.endswith(_POSSESSIVES))):
                 name = f"{speaker}的{mention.text}"
                 group[position] = Mention(name, mention.start, mention.end, "Person", name, confidence=mention.confidence)
@@ -919,6 +920,7 @@ def _trailing_location(tokens: list[Token], index: int, end: int, fact: RawFact,
     if index + 1 < end and tokens[index].text in ("在", "于", "到") and not tokens[index + 1].is_verb:
         mention, after = _noun_phrase(tokens, index + 1, end, "LOCATION", sink)
         if mention is not None:
-            fact.add_role("LOCATION", mention)
+            # 感受到孩子们的快乐, 送到妈妈手里: a person reached is no place
+            fact.add_role("PATIENT" if mention.entity_type == "Person" else "LOCATION", mention)
             return _skip_localizer(tokens, after, end)
     return index

@@ -153,7 +153,7 @@ _ZH_FORMER = frozenset({"以前", "之前", "原来", "过去"})
 # 我V的Y是Z is "the Y I V", not Y of a holder V: after a verb of using or keeping, Y is the speaker's (我用的手机
 # 是… = my phone is …); after a verb of liking it is a preference (memctl/r2g/preferences.py), after another verb
 # an event (我参观的医院是…), neither an attribute.
-_ZH_USING_VERBS = frozenset({"用", "使用", "在用", "常用", "平时用", "现在用", "穿", "开", "养", "戴", "拥有"})
+_ZH_USING_VERBS = frozenset({"用", "使用", "在用", "常用", "平时用", "现在用", "手头用", "手上用", "穿", "开", "养", "戴", "拥有"})
 _ZH_OTHER_VERBS = frozenset({"喜欢", "最喜欢", "特别喜欢", "爱", "最爱", "中意", "偏爱", "讨厌", "参观", "路过",
                              "经过", "去", "去过", "买", "看", "看过", "参加", "住"})
 _ZH_MINE = frozenset({"家", "手头", "手上", "身边"})  # 我家的猫, 我手头的手机: the speaker's own

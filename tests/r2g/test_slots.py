@@ -62,6 +62,7 @@ def _slots(text: str, speaker: str | None = None, ref_time="2024-04-01") -> list
     ("陈梦婷她是做农民的。", "用户", [("陈梦婷", "job_title", "农民", "stated")]),  # a named person
     ("我舅舅身高176厘米。", "用户", [("用户的舅舅", "height", "176厘米", "stated")]),  # no copula
     ("我手头的手机是OPPOFindX3。", "用户", [("用户", "device", "OPPOFindX3", "stated")]),  # 手头: the speaker's
+    ("我手头用的手机是小米12。", "用户", [("用户", "device", "小米12", "stated")]),
     ("我婶婶她们家是山东青岛的。", "用户", [("用户的婶婶", "residence", "山东青岛", "stated")]),  # no closing 的
     ("My sister's name is Amy.", "Caroline", [("Caroline's sister", "name", "Amy", "stated")]),
     ("I think my mom's phone number is 555-123-4567.", "Ann", [("Ann's mom", "phone", "555-123-4567", "stated")]),

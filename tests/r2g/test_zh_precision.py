@@ -83,3 +83,8 @@ def test_leftover_characters_and_abbreviations_and_words_of_an_event_name_are_no
     assert entities("AI年终总结盛典的规模是六千人。") == [("AI年终总结盛典", "Other")]
     assert entities("我将要参加的广州新兴产业峰会，它的持续时间是三天。") == [("我", "Person"), ("广州新兴产业峰会", "Other")]
     assert entities("而且运行的时候特别安静，让厨房变得好舒服。") == []  # jieba's 安静/nr
+
+
+def test_a_person_after_a_verbs_dao_is_reached_not_a_place_and_children_are_nobodys():
+    [(predicate, roles)] = _facts("我每天经过那，都能感受到孩子们的欢声笑语。")
+    assert (predicate, roles.get("PATIENT"), roles.get("LOCATION")) == ("感受", ["孩子"], None)
