@@ -132,7 +132,10 @@ def _zh_frames() -> tuple:
                        rf"(?:一名|一位|一个|个|名|位)?(?P<z>[^\s的]{{2,10}}?)(?P<tail>的|这行|这一行)?$"),
         ("taste", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{1,4}}?)(?:他|她)?(?:也|还|一直|特别|特|很|非常|最|比较|超)*"
                   rf"(?P<verb>爱好|喜欢|热爱|爱)(?P<z>.+)$"),
-        ("measured", rf"^{_ZH_LEAD}我?的?(?P<xy>[^\s的是为叫有不]{{3,8}}?)(?P<z>[0-9０-９一二两三四五六七八九十][^\s，。]*)$"),
+        ("measured", rf"^{_ZH_LEAD}我?的?(?P<xy>[^\s的是为叫有不]{{3,8}}?)(?P<z>[0-9０-９一二两三四五六七八九十]+[^\s，。]{{0,4}})$"),
+        ("workplace", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?:现在|目前|一直)?在"
+                      rf"(?P<z>[^\s，。在]{{2,12}}?)(?:上班|工作)(?:呢|了|啦)?$"),
+        ("plan", rf"^{_ZH_LEAD}我(?:将要|即将|将|要|打算|准备|计划)(?P<z>参加[^的，。]{{2,24}})$"),
         ("estate", rf"^{_ZH_LEAD}我(?:现在|目前)?住的(?:那个|这个)?小区(?:名字)?(?P<verb>叫|是)(?P<z>.+)$"),
         ("relative", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<x>{_ZH_NOUN}{{1,6}}?)的(?P<y>[^\s的是为叫有]{{1,8}}?)"
                      rf"{_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
@@ -317,6 +320,15 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         return _kind(state, frame, match, base, start, end)
     if frame == "measured":
         return _measured(state, match, base, start, end)
+    if frame == "workplace":
+        holder = _person_subject(state, match, base) if match["x"] or match["mine"] else None
+        if holder is None:
+            return None
+        place = _mention_at(state, base + match.start("z"), base + match.end("z"))
+        surface = "单位" if place is not None and place.entity_type == "Organization" else "工作地"  # 在腾讯工作
+        return _slot(state, holder, surface, match, base, start, end, STATED)
+    if frame == "plan":  # 我将要参加翻译行业交流峰会
+        return _slot(state, _speaker(state, base + match.start()), "计划", match, base, start, end, STATED)
     if frame == "taste":
         return _taste(state, match, base, start, end)
     if frame == "estate":

@@ -63,6 +63,12 @@ def _slots(text: str, speaker: str | None = None, ref_time="2024-04-01") -> list
     ("我舅舅身高176厘米。", "用户", [("用户的舅舅", "height", "176厘米", "stated")]),  # no copula
     ("我手头的手机是OPPOFindX3。", "用户", [("用户", "device", "OPPOFindX3", "stated")]),  # 手头: the speaker's
     ("我手头用的手机是小米12。", "用户", [("用户", "device", "小米12", "stated")]),
+    ("舅妈她在山东青岛上班呢。", "用户", [("用户的舅妈", "work_location", "山东青岛", "stated")]),
+    ("李明宇在上海工作呢。", "用户", [("李明宇", "work_location", "上海", "stated")]),
+    ("我在腾讯工作。", "用户", [("用户", "employer", "腾讯", "stated")]),  # an organisation: the employer
+    ("我将要参加翻译行业交流峰会。", "用户", [("用户", "plan", "参加翻译行业交流峰会", "stated")]),
+    ("快递年度盛典的主要内容是表彰优秀快递员，总结过去一年工作成果。", "用户",
+     [("快递年度盛典", "content", "表彰优秀快递员，总结过去一年工作成果", "stated")]),  # 一年…: no measure
     ("我婶婶她们家是山东青岛的。", "用户", [("用户的婶婶", "residence", "山东青岛", "stated")]),  # no closing 的
     ("My sister's name is Amy.", "Caroline", [("Caroline's sister", "name", "Amy", "stated")]),
     ("I think my mom's phone number is 555-123-4567.", "Ann", [("Ann's mom", "phone", "555-123-4567", "stated")]),
