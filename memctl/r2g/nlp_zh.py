@@ -482,7 +482,7 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
         state = _Clause(subjects=[], mentions=mentions, pending={})
         attribute = _attribute(sentence, tokens, start, end, mentions)
         if attribute is not None:
-            if _has_holder(sentence, attribute):
+            if _has_holder(sentence, attribute, tokens[start].start):
                 facts.append(attribute)
             continue
         clause_facts, clause_times = _clause(sentence, tokens, start, end, state)
@@ -495,7 +495,7 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
                                               time_index=time_token.time_index, confidence=0.9))
         carried_times = [] if clause_facts else clause_times
         facts.extend(fact for fact in clause_facts
-                     if _has_holder(sentence, fact) and not _relative_copula(tokens[start:end]))
+                     if _has_holder(sentence, fact, tokens[start].start) and not _relative_copula(tokens[start:end]))
     if speaker:
         _own_relatives(sentence, mentions, facts, speaker)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
@@ -523,18 +523,21 @@ _PERSON_PRONOUNS = frozenset({"我", "你", "您", "他", "她", "我们", "你�
 
 
 _SELF_NOUNS = frozenset({"个人", "自己", "本人"})  # 我个人: the speaker, not something of theirs
-_POSSESSIVES = ("我的", "我", "我家的", "我家", "我们的", "我们家的", "咱家的")
+_POSSESSIVES = ("我的", "我", "我家的", "我家", "我们的", "我们家的", "我们家", "我们", "咱家的")
 
 
-def _has_holder(sentence: str, fact: RawFact) -> bool:
+def _has_holder(sentence: str, fact: RawFact, clause_start: int) -> bool:
     """A fact is about someone: its AGENTs are people (the speaker, a named person, a relative) or something the
     speaker owns (我的蓝牙打不开了). Product and place reviews ("米饭做出来特别好吃", "屏幕看起来也超清晰"),
     agentless fragments and a place joined to a person as agents ("感受到了大自然的宁静和美") state no one's
     event."""
-    agents = fact.roles.get("AGENT", ())
+    # 我的车被刮了: what happened to the speaker's car holds it as agentless passive
+    agents = fact.roles.get("AGENT") or (fact.roles.get("PATIENT", ()) if fact.passive else ())
     return bool(agents) and all(
         agent.entity_type == "Person" or (agent.pronoun and agent.text in _PERSON_PRONOUNS)
-        or (sentence[: agent.start].endswith(_POSSESSIVES) and agent.text not in _SELF_NOUNS) for agent in agents)
+        or (sentence[: agent.start].endswith(_POSSESSIVES) and agent.text not in _SELF_NOUNS
+            and agent.start >= clause_start)  # 我们家狗狗生病了，带它去了医院: the dog took no one
+        for agent in agents)
 
 
 def _relative_copula(clause: list[Token]) -> bool:
@@ -589,6 +592,7 @@ def _assign_agents(facts: list[RawFact], state: _Clause, inherited: list[Mention
         if "AGENT" in fact.roles:
             continue
         if state.passive:
+            fact.passive = True
             for subject in state.subjects:
                 fact.add_role("PATIENT", subject)
             continue

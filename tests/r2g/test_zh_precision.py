@@ -88,3 +88,9 @@ def test_leftover_characters_and_abbreviations_and_words_of_an_event_name_are_no
 def test_a_person_after_a_verbs_dao_is_reached_not_a_place_and_children_are_nobodys():
     [(predicate, roles)] = _facts("我每天经过那，都能感受到孩子们的欢声笑语。")
     assert (predicate, roles.get("PATIENT"), roles.get("LOCATION")) == ("感受", ["孩子"], None)
+
+
+def test_the_speakers_pet_company_or_damaged_thing_holds_its_fact_in_its_own_clause_only():
+    assert _facts("我们家狗狗昨天生病了，带它去了宠物医院。") == [("get_sick", {"AGENT": ["狗狗"], "TIME": ["昨天"]})]
+    assert [predicate for predicate, _ in _facts("我们公司下个月搬到浦东新区。")] == ["move_to"]
+    assert _facts("我的车在停车场被刮了。") == [("刮", {"LOCATION": ["停车场"], "PATIENT": ["车"]})]
