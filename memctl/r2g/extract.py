@@ -145,7 +145,7 @@ def extract(sentence: str, lang: str | None = None, ref_time=None, speaker: str 
 
 
 def _extract(sentence: str, lang: str, times: list[TimeExpr], speaker: str | None) -> Extraction:
-    analysis = _analyze(sentence, times, lang)
+    analysis = _analyze(sentence, times, lang, speaker)
     result = Extraction(sentence, lang, times=times)
     result.preferences = find_preferences(sentence, lang)
     instruction = is_instruction(sentence, lang, result.preferences)
@@ -164,11 +164,11 @@ def _extract(sentence: str, lang: str, times: list[TimeExpr], speaker: str | Non
     return result
 
 
-def _analyze(sentence: str, times: list[TimeExpr], lang: str) -> Analysis:
+def _analyze(sentence: str, times: list[TimeExpr], lang: str, speaker: str | None) -> Analysis:
     if lang == "zh":
         from memctl.r2g import nlp_zh
 
-        return nlp_zh.analyze(sentence, times)
+        return nlp_zh.analyze(sentence, times, speaker)
     from memctl.r2g import nlp_en
 
     return nlp_en.analyze(sentence, times)

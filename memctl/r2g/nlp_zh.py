@@ -219,15 +219,22 @@ def _non_han_flag(word: str) -> str:
 def _repair(token: Token, tagger) -> list[Token]:
     """Fix one jieba token: lexicon types, invented names, verb-noun compounds, 在家-style merges."""
     alias = aliases().exact.get(token.text)
-    if alias is not None:
+    if alias is not None and not (len(token.text) == 1 and _has_han(token.text)):  # 美妆品's 美 is no country
         token.entity_type, token.canonical, token.aliases = alias.entity_type, alias.canonical, alias.aliases
         token.flag = _ENTITY_TAGS[alias.entity_type]
         return [token]
+    if len(token.text) == 1 and token.flag in ("ns", "nr", "nt") and _has_han(token.text):
+        token.flag = "n"  # 美妆品's 美, 新百伦's 伦: a character left over by the cut, no name
+        return [token]
+    if len(token.text) >= 3 and token.text[-1] == "人" and _place_word(token.text[:-1], tagger):
+        # 沈阳人, 济南人: where someone is from, not a person's name
+        place = Token(token.text[:-1], "ns", token.start, token.end - 1)
+        return [place, Token("人", "n", token.end - 1, token.end)]
     if token.flag == "ns" and len(token.text) == 2 and token.text[-1] not in _TOPONYM_FINALS and token.text not in gazetteer().locations:
         token.flag = "n"
         return [token]
     if token.flag.startswith("nr") and token.flag != "nrt":
-        if not _plausible_name(token.text, tagger):
+        if not _plausible_name(token.text, tagger) or tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_WORD_FREQUENCY:
             return _resplit(token, tagger)
         token.entity_type = "Person"
         return [token]
@@ -244,6 +251,15 @@ def _repair(token: Token, tagger) -> list[Token]:
         middle = token.start + 1  # 猫叫 → 猫 + 叫
         return [Token(token.text[0], "n", token.start, middle), Token(token.text[1], "v", middle, token.end)]
     return [token]
+
+
+def _place_word(text: str, tagger) -> bool:
+    return text in gazetteer().locations or (tagger.word_tag_tab.get(text) == "ns" and text[-1] in _TOPONYM_FINALS)
+
+
+# jieba's dictionary tags everyday words nr (安静 1199, 沙滩 993, 阳光 3451, 明白 10875, 顾客 1365); the names it
+# knows are rarer (李娜 438, 周杰伦 89, 刘德华 37).
+_COMMON_WORD_FREQUENCY = 600
 
 
 def _plausible_name(word: str, tagger) -> bool:
@@ -292,7 +308,11 @@ def _merge_latin_entities(sentence: str, tokens: list[Token]) -> list[Token]:
     spans = []
     for match in _LATIN_ENTITY.finditer(sentence):
         text = match.group().rstrip(".-'")
+        if "@" in sentence[max(match.start() - 1, 0) : match.start() + len(text) + 1]:
+            continue  # wangsiqi0117@jsld.com: a part of an e-mail address names no product
         entry = aliases().lookup(text) or aliases().lookup(text.split()[0])
+        if entry is None and len(text) <= 3 and text.isalpha() and text.isupper():
+            continue  # AI年终总结盛典, VR: an abbreviation, no product
         entity_type = entry.entity_type if entry else ("Product" if _DIGIT.search(text) or text[0].isupper() else None)
         if entity_type is None:
             continue
@@ -450,7 +470,8 @@ class _Clause:
     complement_of: RawFact | None = None  # 喜欢/学 waiting for the verb phrase that gives its PATIENT
 
 
-def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
+def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) -> Analysis:
+    """`speaker`, when known, owns the relatives the sentence names without another holder (我表哥, 舅妈)."""
     tokens = tokenize(sentence, times)
     facts: list[RawFact] = []
     subjects: list[Mention] = []
@@ -461,7 +482,8 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
         state = _Clause(subjects=[], mentions=mentions, pending={})
         attribute = _attribute(sentence, tokens, start, end, mentions)
         if attribute is not None:
-            facts.append(attribute)
+            if _has_holder(sentence, attribute, tokens[start].start):
+                facts.append(attribute)
             continue
         clause_facts, clause_times = _clause(sentence, tokens, start, end, state)
         _assign_agents(clause_facts, state, subjects)
@@ -472,9 +494,64 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
                 fact.add_role("TIME", Mention(time_token.text, time_token.start, time_token.end, None,
                                               time_index=time_token.time_index, confidence=0.9))
         carried_times = [] if clause_facts else clause_times
-        facts.extend(clause_facts)
+        facts.extend(fact for fact in clause_facts
+                     if _has_holder(sentence, fact, tokens[start].start) and not _relative_copula(tokens[start:end]))
+    if speaker:
+        _own_relatives(sentence, mentions, facts, speaker)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
     return Analysis(mentions, facts, word_classes)
+
+
+def _own_relatives(sentence: str, mentions: list[Mention], facts: list[RawFact], speaker: str) -> None:
+    """我表哥 is 用户的表哥, as the slot facts name him: one entity per relative of one speaker, not a 表哥 that every
+    speaker's cousin would share. 王强的妻子 is 王强's, not the speaker's."""
+    from memctl.language.slot_lexicon import slot_lexicon
+
+    lexicon = slot_lexicon()
+    for group in [mentions, *(fillers for fact in facts for fillers in fact.roles.values())]:
+        for position, mention in enumerate(group):
+            before = sentence[: mention.start]
+            if (mention.entity_type == "Person" and lexicon.person_noun(mention.text, "zh")
+                    and not sentence.startswith("们", mention.end)  # 孩子们: children, not the speaker's
+                    and (not before.endswith("的") or before.endswith(_POSSESSIVES))):
+                name = f"{speaker}的{mention.text}"
+                group[position] = Mention(name, mention.start, mention.end, "Person", name, confidence=mention.confidence)
+
+
+# Pronouns that can stand for a person holding a fact (它, 这, 那, 大家 cannot).
+_PERSON_PRONOUNS = frozenset({"我", "你", "您", "他", "她", "我们", "你们", "他们", "她们", "咱们", "咱", "俺"})
+
+
+_SELF_NOUNS = frozenset({"个人", "自己", "本人"})  # 我个人: the speaker, not something of theirs
+_POSSESSIVES = ("我的", "我", "我家的", "我家", "我们的", "我们家的", "我们家", "我们", "咱家的")
+
+
+def _has_holder(sentence: str, fact: RawFact, clause_start: int) -> bool:
+    """A fact is about someone: its AGENTs are people (the speaker, a named person, a relative) or something the
+    speaker owns (我的蓝牙打不开了). Product and place reviews ("米饭做出来特别好吃", "屏幕看起来也超清晰"),
+    agentless fragments and a place joined to a person as agents ("感受到了大自然的宁静和美") state no one's
+    event."""
+    # 我的车被刮了: what happened to the speaker's car holds it as agentless passive
+    agents = fact.roles.get("AGENT") or (fact.roles.get("PATIENT", ()) if fact.passive else ())
+    return bool(agents) and all(
+        agent.entity_type == "Person" or (agent.pronoun and agent.text in _PERSON_PRONOUNS)
+        or (sentence[: agent.start].endswith(_POSSESSIVES) and agent.text not in _SELF_NOUNS
+            and agent.start >= clause_start)  # 我们家狗狗生病了，带它去了医院: the dog took no one
+        for agent in agents)
+
+
+def _relative_copula(clause: list[Token]) -> bool:
+    """我参观的是一家口腔医院, 我刚才经过的那个公园是中心公园, 我平时用的美妆品是…: 是 after a 的-phrase that is
+    no possessive identifies what the phrase names (a visit, a taste, a thing used); the clause says what that
+    thing is, not what the relative clause's subject did, so be(用户) or watch(用户) would be wrong. A possessive
+    的 (王强的妻子是护士, 我的…) keeps its facts."""
+    relative = False
+    for previous, token in zip(clause, clause[1:]):
+        if token.text == "的" and not (previous.is_noun or previous.flag == "r"):
+            relative = True
+        elif token.text == "是" and relative:
+            return True
+    return False
 
 
 _ATTRIBUTE = re.compile(r"^(?P<owner>[^，,。！？]{2,24}?)的(?P<attribute>[^的，,。！？]{1,6}?)(?:是|为)(?P<value>[^。！？]+?)[。！？!?]*$")
@@ -515,6 +592,7 @@ def _assign_agents(facts: list[RawFact], state: _Clause, inherited: list[Mention
         if "AGENT" in fact.roles:
             continue
         if state.passive:
+            fact.passive = True
             for subject in state.subjects:
                 fact.add_role("PATIENT", subject)
             continue
@@ -594,6 +672,9 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, state: _Cl
         if (text in _PREPOSITION_ROLES or text in _COMITATIVES) and token.flag in ("p", "c", "v") and index + 1 < end:
             index = _preposition(tokens, index, end, state, facts)
             continue
+        if text in _EVENT_VERBS and index + 1 < end:
+            facts.append(_attend(sentence, tokens, index, end, state))
+            break
         if _modifier_verb(tokens, index, end):
             index += 2
             continue
@@ -614,6 +695,33 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, state: _Cl
     return facts, times
 
 
+# Verbs whose object is an event's name: the rest of the clause, however jieba cut it (烹饪乐聚团建盛宴).
+_EVENT_VERBS = frozenset({"参加", "参与", "出席"})
+_EVENT_NAME_CHARS = 24
+
+
+def _attend(sentence: str, tokens: list[Token], index: int, end: int, state: _Clause) -> RawFact:
+    """我将要参加(的)海畔烧烤节: one attend fact whose PATIENT is the whole event name, never a verb cut out of it
+    ("烧烤" → future 烧烤)."""
+    token = tokens[index]
+    fact = RawFact("attend", token.text, token.start, token.end, state.negation, state.modality, True)
+    first = index + 1
+    while first < end and tokens[first].text in ("了", "过", "的", "这个", "那个", "一个", "一场", "一次"):
+        first += 1
+    if first < end:
+        name = sentence[tokens[first].start : tokens[end - 1].end]
+        name_start, name_end = tokens[first].start, tokens[end - 1].end
+        if len(name) <= _EVENT_NAME_CHARS:
+            fact.add_role("PATIENT", Mention(name, name_start, name_end, "Other", confidence=0.75))
+            # the words of the name (广州新兴产业峰会's 新兴产业) name nothing of their own
+            state.mentions[:] = [mention for mention in state.mentions
+                                 if not (name_start <= mention.start and mention.end <= name_end)]
+    for role, mentions in state.pending.items():
+        for mention in mentions if not role.startswith("_") else ():
+            fact.add_role(role, mention)
+    return fact
+
+
 def _subject(tokens: list[Token], index: int, end: int, state: _Clause) -> int:
     token = tokens[index]
     following = tokens[index + 1] if index + 1 < end else None
@@ -625,6 +733,9 @@ def _subject(tokens: list[Token], index: int, end: int, state: _Clause) -> int:
         mention, after = _noun_phrase(tokens, index, end, None, state.mentions)
         if mention is None:
             return index + 1
+    if (mention.pronoun and mention.text in ("他", "她") and state.subjects and state.subjects[-1].entity_type == "Person"
+            and state.subjects[-1].end == token.start):
+        return after  # 我表哥他在杭州上班: 他 repeats the subject just named
     if state.subjects and state.topic is None and (mention.pronoun or mention.entity_type == "Person"):
         # 周杰伦的新歌我听了: the first noun phrase was a fronted object, the second is the subject.
         state.topic = state.subjects.pop()
@@ -813,6 +924,7 @@ def _trailing_location(tokens: list[Token], index: int, end: int, fact: RawFact,
     if index + 1 < end and tokens[index].text in ("在", "于", "到") and not tokens[index + 1].is_verb:
         mention, after = _noun_phrase(tokens, index + 1, end, "LOCATION", sink)
         if mention is not None:
-            fact.add_role("LOCATION", mention)
+            # 感受到孩子们的快乐, 送到妈妈手里: a person reached is no place
+            fact.add_role("PATIENT" if mention.entity_type == "Person" else "LOCATION", mention)
             return _skip_localizer(tokens, after, end)
     return index

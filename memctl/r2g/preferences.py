@@ -35,6 +35,7 @@ class PreferenceHit:
 
 
 # (pattern, polarity, kind, confidence); the object is the named group "object".
+_ZH_DEGREE = r"(?:真的|真|是真的|非常|特别|特|挺|还挺|超|蛮|很|最|比较|一直|从来|从小就|其实|也|还)*"  # 我挺喜欢…, 我特喜欢…
 _ZH_LEAD = r"(?:以后|今后|从现在起|从今以后|往后|下次)?[，,]?"
 _ZH_CONTEXT = r"(?:[^，。！？]{1,8}?(?:时|的时候|里|中)[，,]?)?"  # 回答的时候请…, 回答时不要…
 _ZH_RULES = [
@@ -47,18 +48,20 @@ _ZH_RULES = [
     (r"^(?P<trigger>总是|始终|一律|每次都|尽量|务必|优先)(?P<object>.+)", 1, "instruction", 0.75),
     (r"^(?:我)?(?P<trigger>希望你|想让你|要你|需要你)(?P<object>.+)", 1, "instruction", 0.8),
     (r"^你(?:能不能|可不可以|可以|能)(?P<trigger>每次|以后|总是|一直)(?P<object>.+?)[吗嘛吧？?]*$", 1, "instruction", 0.75),
-    (r"^我最喜欢的(?P<topic>[^是]{1,8})是(?P<object>.+)", 1, "taste", 0.85),
-    (r"^我(?:真的|非常|特别|很|一直|从来|从小就|其实)?(?P<trigger>讨厌|厌恶|受不了|不喜欢|不爱|反感|不想要|不要|不吃|不喝|从不|从来不|不能|不太喜欢|害怕|怕)(?P<object>.+)",
+    (r"^我(?:最|比较)?喜欢的(?P<topic>[^是]{1,8})是(?P<object>.+)", 1, "taste", 0.85),
+    (rf"^我{_ZH_DEGREE}(?P<trigger>讨厌|厌恶|受不了|不喜欢|不爱|反感|不想要|不要|不吃|不喝|从不|从来不|不能|不太喜欢|害怕|怕)(?P<object>.+)",
      -1, "taste", 0.8),
     (r"^(?P<trigger>不吃|不喝|从不吃|从不喝)(?P<object>.+)", -1, "taste", 0.7),
     (r"^(?:但是|但|而且|可是)?(?:我)?对(?P<object>[^，。]+?)(?P<trigger>过敏)", -1, "taste", 0.85),
-    (r"^我(?:真的|非常|特别|很|最|比较|一直|从小就|其实)?(?P<trigger>更喜欢|最喜欢|喜欢|喜爱|热爱|爱|偏好|偏爱|习惯)(?P<object>.+)",
+    (rf"^我{_ZH_DEGREE}(?P<trigger>更喜欢|最喜欢|喜欢|喜爱|热爱|钟爱|爱|偏好|偏爱|习惯)(?P<object>.+)",
      1, "taste", 0.8),
     (r"^我(?P<trigger>每天|每周|每晚|每个周末|每个月|经常|常常|总是|一般|通常|平时)(?:都|会)?(?P<object>.+)", 1, "habit", 0.7),
+    # 每天下班后去那里散步: a routine told without 我, the speaker's own
+    (r"^(?P<trigger>每天|每周|每晚|每个周末|每个月)(?!(?:都|会)?(?:很|挺|特别|非常|真|太|好|有点))(?:都|会)?(?P<object>[^，。！？]{3,})", 1, "habit", 0.6),
 ]
 _ABOUT_ANSWERS = re.compile(r"回答|回复|答案|\b(?:answers?|repl(?:y|ies)|responses?)\b", re.IGNORECASE)
 _ZH_CONTINUATION = re.compile(r"^(?!我|你|他|她|它|我们)(?P<object>[\u4e00-\u9fff].+)")
-_ZH_FILLER = re.compile(r"^(?:再|也|都|会|还|就|要|去|早上|晚上|中午|下午|周末|每天)+|[了吧呢啊呀哦。！!？?～~]+$")
+_ZH_FILLER = re.compile(r"^(?:再|也|都|会|还|就|要|去|早上|晚上|中午|下午|周末|每天)+|[了吧呢啊呀哦的。！!？?～~]+$")
 
 _EN_LEAD = r"(?:(?:from now on|in the future|going forward|next time|always remember to)[, ]+)?"
 _EN_ANSWER_VERBS = r"answer|reply|respond|write|use|cite|format|summari[sz]e|explain|include|keep|call|address|speak|translate|list|show|give|add|avoid|stop|mention|remind"

@@ -123,9 +123,20 @@ _ZH_NOUN = r"[^\s的是为叫有不我你他她它其]"
 
 @cache
 def _zh_frames() -> tuple:
-    """(name, pattern), tried in this order: the first that reads a clause wins. Compiled on first use: importing
+    """(name, pattern), tried in this order: the first that reads a clause wins (what a relative is, 我同事是沈阳人,
+    before the own frame would take 同事 as a slot). Compiled on first use: importing
     this module stays cheap."""
     frames = (
+        ("origin", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<verb>是)(?P<z>[^\s的]{{2,8}}?)人$"),
+        ("occupation", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?P<did>干的|做的)?(?P<verb>是)(?P<work>做|干|当)?"
+                       rf"(?:一名|一位|一个|个|名|位)?(?P<z>[^\s的]{{2,10}}?)(?P<tail>的|这行|这一行)?$"),
+        ("taste", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{1,4}}?)(?:他|她)?(?:也|还|一直|特别|特|很|非常|最|比较|超)*"
+                  rf"(?P<verb>爱好|喜欢|热爱|爱)(?P<z>.+)$"),
+        ("measured", rf"^{_ZH_LEAD}我?的?(?P<xy>[^\s的是为叫有不]{{3,8}}?)(?P<z>[0-9０-９一二两三四五六七八九十]+[^\s，。]{{0,4}})$"),
+        ("workplace", rf"^{_ZH_LEAD}(?P<mine>我的?)?(?P<x>{_ZH_NOUN}{{0,4}}?)(?:他|她)?(?:现在|目前|一直)?在"
+                      rf"(?P<z>[^\s，。在]{{2,12}}?)(?:上班|工作)(?:呢|了|啦)?$"),
+        ("plan", rf"^{_ZH_LEAD}我(?:将要|即将|将|要|打算|准备|计划)(?P<z>参加[^的，。]{{2,24}})$"),
+        ("estate", rf"^{_ZH_LEAD}我(?:现在|目前)?住的(?:那个|这个)?小区(?:名字)?(?P<verb>叫|是)(?P<z>.+)$"),
         ("relative", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<x>{_ZH_NOUN}{{1,6}}?)的(?P<y>[^\s的是为叫有]{{1,8}}?)"
                      rf"{_ZH_NEGATION}{_ZH_COPULA}(?P<z>.+)$"),
         ("joined", rf"^{_ZH_LEAD}我的?{_ZH_ENDED}(?P<xy>[^\s的是为叫有不]{{2,10}}?){_ZH_NEGATION}"
@@ -145,9 +156,10 @@ _ZH_FORMER = frozenset({"以前", "之前", "原来", "过去"})
 # 我V的Y是Z is "the Y I V", not Y of a holder V: after a verb of using or keeping, Y is the speaker's (我用的手机
 # 是… = my phone is …); after a verb of liking it is a preference (memctl/r2g/preferences.py), after another verb
 # an event (我参观的医院是…), neither an attribute.
-_ZH_USING_VERBS = frozenset({"用", "使用", "在用", "常用", "平时用", "现在用", "穿", "开", "养", "戴", "拥有"})
+_ZH_USING_VERBS = frozenset({"用", "使用", "在用", "常用", "平时用", "现在用", "手头用", "手上用", "穿", "开", "养", "戴", "拥有"})
 _ZH_OTHER_VERBS = frozenset({"喜欢", "最喜欢", "特别喜欢", "爱", "最爱", "中意", "偏爱", "讨厌", "参观", "路过",
                              "经过", "去", "去过", "买", "看", "看过", "参加", "住"})
+_ZH_MINE = frozenset({"家", "手头", "手上", "身边"})  # 我家的猫, 我手头的手机: the speaker's own
 _ZH_PRONOUN_END = re.compile(r"(?:他们|她们|他|她|它)$")  # 我表姐她是…: said of the cousin, no slot named
 _ZH_EVALUATIVE_ADVERBS = frozenset({"真", "确实", "实在", "可"})
 _ZH_TOPIC = re.compile(r"^我[^，。的]{0,8}的(?P<topic>[^，。的]{2,24})$")  # 我将要参加的X，它的…
@@ -188,10 +200,70 @@ def _chinese(state: _Sentence) -> None:
             topic = _named(state, clause.start() + named.start("topic"), clause.start() + named.end("topic"))
 
 
+# What a person is (我同事是主管, 我爸爸是做财务经理的): a person noun that is no relative, or a word ending like
+# an occupation, or anything after 做/干 (是做销售的, 干的是医生这行); what else follows 是 (我表哥是内向的) is no
+# job.
+_ZH_OCCUPATION_ENDS = ("师", "员", "经理", "主管", "总监", "专家", "工", "长", "官", "销售", "会计", "老板")
+
+
+def _kind(state, frame, match, base: int, start: int, end: int) -> SlotFact | None:
+    """我表哥是山东济南人 (hometown 山东济南), 我的上司是个工程师, 陈梦婷她是做农民的 (job): what a person is, said
+    with 是."""
+    lexicon = slot_lexicon()
+    holder = _person_subject(state, match, base) if match["x"] or match["mine"] else None
+    if holder is None:
+        return None
+    value = match["z"]
+    if frame == "origin" and not any(mention.entity_type == "Location" and base + match.start("z") <= mention.start
+                                     and mention.end <= base + match.end("z") for mention in state.mentions):
+        return None  # 我妈妈是个好人: no place before 人
+    if frame == "occupation" and not (
+            match["work"] or match["did"] or value.endswith(_ZH_OCCUPATION_ENDS)
+            or (value in gazetteer().person_nouns_zh and not lexicon.person_noun(value, "zh"))):
+        return None
+    surface = "老家" if frame == "origin" else "职业"
+    return _slot(state, holder, surface, match, base, start, end, STATED)
+
+
+def _measured(state, match, base: int, start: int, end: int) -> SlotFact | None:
+    """我舅舅身高176厘米, 我表姐生日9月17号: a relative, a slot of number or date and its value, with no copula."""
+    split = _relative_and_slot(match["xy"])
+    spec = None if split is None else slot_lexicon().named_by(split[1], "zh")
+    if spec is None or spec.value_kind not in ("number", "date"):
+        return None
+    noun, surface = split
+    holder = _relative(state, noun, base + match.start(), base + match.start("xy") + len(noun))
+    return _slot(state, holder, surface, match, base, start, end, STATED)
+
+
+def _person_subject(state, match, base: int) -> Mention | None:
+    """Who a frame with (我的)? X is about: the speaker's relative X (我表哥, 表哥), the speaker when X is empty
+    after 我, a person named X (陈梦婷); None otherwise."""
+    x_start, x_end = base + match.start("x"), base + match.end("x")
+    if match["x"] and slot_lexicon().person_noun(match["x"], "zh"):
+        return _relative(state, match["x"], base + match.start(), x_end)
+    if not match["x"]:
+        return _speaker(state, base + match.start("mine")) if match["mine"] else None
+    named = None if match["mine"] else _mention_at(state, x_start, x_end)
+    return named if named is not None and named.entity_type == "Person" else None
+
+
+def _taste(state, match, base: int, start: int, end: int) -> SlotFact | None:
+    """我婶婶特别爱画画, 刘志宏特别爱好美食烹饪: what another person likes is a slot fact of theirs (the speaker's
+    own likes are preferences, memctl/r2g/preferences.py)."""
+    holder = _person_subject(state, match, base)
+    if holder is None:
+        return None
+    surface = "爱好" if match["verb"] == "爱好" else "喜好"
+    return _slot(state, holder, surface, match, base, start, end, STATED)
+
+
 def _relative_and_slot(words: str) -> tuple | None:
     """我婶婶生日, 我的上司生日, 我同事他们公司: a relative and a slot written together, (婶婶, 生日), (同事, 公司);
-    None when they are not."""
+    None when they are not (爸爸 is one relative, not 爸 + 爸)."""
     lexicon = slot_lexicon()
+    if lexicon.person_noun(words, "zh"):
+        return None
     for cut in range(1, len(words)):
         rest = _ZH_THEIR.sub("", words[cut:])
         if lexicon.person_noun(words[:cut], "zh") and lexicon.named_by(rest, "zh") is not None:
@@ -234,7 +306,7 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
     if match.groupdict().get("adverb") in _ZH_EVALUATIVE_ADVERBS:
         return None  # 环境真是整洁又明亮: an evaluation, not a value
     if frame == "relative" and (match["x"] in _ZH_FORMER or match["x"] in _ZH_OTHER_VERBS or (
-            match["x"] != "家" and not lexicon.person_noun(match["x"], "zh")
+            match["x"] not in _ZH_MINE and not lexicon.person_noun(match["x"], "zh")
             and lexicon.named_by(match["y"], "zh") is None)):
         return None  # 我以前的…: the own frame's; 我住的那个小区叫…: X is no relative and Y no slot (a verb?)
     if frame == "own" and _ZH_PRONOUN_END.search(match["y"]):
@@ -244,6 +316,24 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
             return None
         holder = _relative(state, match["x"], base + match.start() , base + match.end("x"))
         return _slot(state, holder, "名字", match, base, start, end, STATED, written="叫")
+    if frame in ("origin", "occupation"):
+        return _kind(state, frame, match, base, start, end)
+    if frame == "measured":
+        return _measured(state, match, base, start, end)
+    if frame == "workplace":
+        holder = _person_subject(state, match, base) if match["x"] or match["mine"] else None
+        if holder is None:
+            return None
+        place = _mention_at(state, base + match.start("z"), base + match.end("z"))
+        surface = "单位" if place is not None and place.entity_type == "Organization" else "工作地"  # 在腾讯工作
+        return _slot(state, holder, surface, match, base, start, end, STATED)
+    if frame == "plan":  # 我将要参加翻译行业交流峰会
+        return _slot(state, _speaker(state, base + match.start()), "计划", match, base, start, end, STATED)
+    if frame == "taste":
+        return _taste(state, match, base, start, end)
+    if frame == "estate":
+        return _slot(state, _speaker(state, base + match.start()), "住址", match, base, start, end, STATED,
+                     written="小区")
     if frame == "inverse":
         spec = lexicon.named_by(match["y"], "zh")
         if spec is not None and spec.value_kind != "person":
@@ -262,9 +352,9 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         if topic is None:
             return None
         holder = topic
-    elif frame == "relative" and match["x"] != "家" and match["x"] not in _ZH_USING_VERBS:
+    elif frame == "relative" and match["x"] not in _ZH_MINE and match["x"] not in _ZH_USING_VERBS:
         holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
-    elif frame in ("own", "relative"):  # 我家的猫 is 我的猫, 我用的手机 is 我的手机
+    elif frame in ("own", "relative"):  # 我家的猫 is 我的猫, 我用的手机 is 我的手机, 我手头的手机 too
         holder = _speaker(state, base + match.start())
     else:
         holder = _holder(state, match["x"], base + match.start("x"), base + match.end("x"))
@@ -294,7 +384,8 @@ _EN_VALUE = r"(?P<z>.+)$"
 _EN_NAME = r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+){0,2}"
 @cache
 def _en_frames() -> tuple:
-    """(name, pattern), tried in this order: the first that reads a clause wins. Compiled on first use."""
+    """(name, pattern), tried in this order: the first that reads a clause wins (what a relative is, 我同事是沈阳人,
+    before the own frame would take 同事 as a slot). Compiled on first use."""
     frames = (
         ("relative", rf"\b[Mm]y (?P<x>{_EN_WORDS})['’]s (?P<y>{_EN_WORDS}) {_EN_COPULA} {_EN_VALUE}"),
         ("named", rf"\b(?P<x>{_EN_NAME})['’]s (?P<y>{_EN_WORDS}) {_EN_COPULA} {_EN_VALUE}"),
@@ -440,6 +531,8 @@ def _slot(state, holder: Mention, surface: str, match, base: int, start: int, en
     """`surface` names the slot (mapped through the lexicon); `written` is what the sentence wrote for it when
     that is not the surface itself (叫, called)."""
     spec = slot_lexicon().named_by(surface, state.lang)
+    if spec is not None and spec.name == "residence" and holder.entity_type != "Person":
+        spec = None  # 我公司的地址: an organisation's address, no one's residence
     value_start, value_end = _trimmed_value(state, base + match.start("z"), base + match.end("z"), spec)
     value = state.text[value_start:value_end]
     value_mention = _mention_at(state, value_start, value_end)
@@ -464,6 +557,8 @@ def _trimmed_value(state: _Sentence, start: int, end: int, spec: SlotSpec | None
     if state.lang == "zh":
         trimmed = _zh_trimmed(text)
         lead = 1 if trimmed.startswith("在") and spec is not None and spec.value_kind in ("date", "place") else 0
+        if spec is not None and spec.value_kind in ("place", "product", "organisation") and trimmed.endswith("的"):
+            trimmed = trimmed[:-1]  # 是山东青岛的, 是美的的: the place or brand, without the 的 that closes it
         return start + lead, start + len(trimmed)
     trimmed = _EN_VALUE_END.sub("", text).rstrip(" .,!\"'”’)")
     article = _EN_ARTICLE.match(trimmed)

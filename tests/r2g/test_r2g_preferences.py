@@ -17,6 +17,10 @@ CASES = [
     ("我讨厌下雨天出门。", "zh", -1, "下雨天出门", "taste"),
     ("我对花生过敏。", "zh", -1, "花生", "taste"),
     ("我最喜欢的运动是羽毛球。", "zh", 1, "羽毛球", "taste"),
+    ("我挺喜欢苹果iPhone13这款手机的。", "zh", 1, "苹果iPhone13这款手机", "taste"),  # 挺, and the closing 的
+    ("我特喜欢穿新百伦的FreshFoam1080v10运动鞋。", "zh", 1, "穿新百伦的FreshFoam1080v10运动鞋", "taste"),
+    ("每天下班后去那里散步，感觉一天的疲劳都消失了。", "zh", 1, "下班后去那里散步", "habit"),  # no 我: the speaker's
+    ("我特别钟爱新百伦的运动鞋。", "zh", 1, "新百伦的运动鞋", "taste"),
     ("Please always answer in English.", "en", 1, "answer in English", "instruction"),
     ("Don't use emojis in your replies.", "en", -1, "use emojis in your replies", "instruction"),
     ("From now on, reply in Chinese.", "en", 1, "reply in Chinese", "instruction"),
@@ -53,6 +57,8 @@ def test_preference_in_a_later_clause():
     ("Tom likes jazz.", "en"),
     ("My kids love swimming at the beach.", "en"),
     ("他喜欢踢足球。", "zh"),
+    ("每天都很开心。", "zh"),  # a mood, no routine
+    ("我是真的挺喜欢的。", "zh"),  # nothing named
     ("Can you believe it?", "en"),
     ("请问现在几点？", "zh"),
     ("Thanks so much!", "en"),
