@@ -98,14 +98,18 @@ def _drop_echoes(fact: RawFact, content_free: frozenset) -> None:
 def _has_content(fact: RawFact, holder_role: str) -> bool:
     arguments = [mention for role, mentions in fact.roles.items() if role not in (holder_role, "TIME")
                  for mention in mentions]
-    if any(mention.entity_type is not None and not mention.pronoun for mention in arguments):
+    # "My boss asked me to …": the speaker's own pronoun resolves to the speaker, an argument like a name.
+    if any(mention.entity_type is not None and not mention.pronoun or mention.pronoun and
+           mention.text.lower() in _SPEAKER for mention in arguments):
         return True
     # "I painted it": a verb whose only argument is a pronoun nobody resolves lost what it hinges on. Without
     # any argument, a phrasal verb names an event ("passed away"), a lexicon verb only with its time ("I went
-    # hiking last week"); "I love to", "I won't give up" state nothing.
+    # hiking last week"), and what happens to the speaker's thing is news about it ("my phone keeps crashing");
+    # "I love to", "I won't give up" state nothing.
     if arguments:
         return False
-    return _phrasal(fact.predicate) or fact.from_lexicon and "TIME" in fact.roles
+    holders_are_things = all(mention.entity_type in _POSSESSIONS for mention in fact.roles[holder_role])
+    return holders_are_things or _phrasal(fact.predicate) or fact.from_lexicon and "TIME" in fact.roles
 
 
 def _phrasal(predicate: str) -> bool:

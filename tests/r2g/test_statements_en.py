@@ -123,3 +123,17 @@ def test_advice_and_reactions_are_no_preference(sentence):
 def test_tastes_and_instructions_stay(sentence, kind, object_text):
     [hit] = find_preferences(sentence, "en")
     assert (hit.kind, hit.object) == (kind, object_text)
+
+
+
+@pytest.mark.parametrize("sentence, fact", [
+    ("My manager asked me to call the client.", ("ask", ["manager"])),
+    ("My coach called me yesterday.", ("call", ["coach"])),
+])
+def test_the_speakers_own_pronoun_is_an_argument(sentence, fact):
+    # "me" resolves to the speaker: the fact keeps what it hinges on, unlike an unresolved "it".
+    assert fact in _facts(sentence)
+
+
+def test_an_event_of_the_speakers_thing_needs_no_further_argument():
+    assert _facts("My laptop keeps freezing.") == [("crash", ["laptop"])]
