@@ -75,7 +75,7 @@ from engine.records.tiers import newest_to_merge
 from engine.segment import Segment, SegmentWriter
 
 DEFAULT_FLUSH_BYTES = 8 << 20
-CLOSE_FLUSH_BYTES = 1 << 20
+CLOSE_FLUSH_BYTES = 512 << 10
 _WAL_NAME = re.compile(rf"^(\d{{{NUMBER_DIGITS},}})\.log$")
 
 

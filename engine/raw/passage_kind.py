@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.arrays import members, sorted_unique
 from engine.errors import CorruptionError
 from engine.format import RAW_KIND, RAW_PASSAGES_SEGMENT_KIND, RAW_TURNS_TABLE
 from engine.records import TOMBSTONE
@@ -54,7 +55,7 @@ class PassageKind:
         from engine.text.build import merge
 
         readers = _readers(segments)
-        deleted = np.unique(np.concatenate([reader.deleted for reader in readers] or [np.zeros(0, np.int64)]))
+        deleted = sorted_unique(np.concatenate([reader.deleted for reader in readers] or [np.zeros(0, np.int64)]))
         columns, meta = _guarded(merge, readers, deleted, PassageAnalyzer().signature())
         if meta["documents"]:
             merged_keys = _merged_keys(readers, deleted)
@@ -135,7 +136,7 @@ def retired_docnos(readers: list, raw_ids: list) -> np.ndarray:
     """The docnos of the passages of chunks `raw_ids` in the segments (by their chunk columns)."""
     from engine.raw.passage_build import chunk_number
 
-    wanted = np.unique(np.fromiter(map(chunk_number, raw_ids), dtype=np.uint64, count=len(raw_ids)))
+    wanted = sorted_unique(np.fromiter(map(chunk_number, raw_ids), dtype=np.uint64, count=len(raw_ids)))
     found = [np.zeros(0, np.int64)]
     for reader in readers:
         if not reader.document_count:
@@ -147,7 +148,7 @@ def retired_docnos(readers: list, raw_ids: list) -> np.ndarray:
         counts = reader.extra_column("chunk_passages").astype(np.int64)[hit]
         found.append(np.repeat(firsts, counts) + np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts,
                                                                                          counts))
-    return np.unique(np.concatenate(found))
+    return sorted_unique(np.concatenate(found))
 
 
 def keys_chunks(keys: list) -> np.ndarray:
@@ -207,14 +208,14 @@ def _readers(segments: list) -> list:
 def _merged_keys(readers: list, deleted: np.ndarray) -> list:
     keys = []
     for reader in sorted(readers, key=_first_docno):
-        live = ~np.isin(reader.docnos, deleted)
+        live = ~members(deleted, reader.docnos)
         reader_keys = reader.keys()
         keys += [reader_keys[local] for local in np.flatnonzero(live).tolist()]
     return keys
 
 
 def _merged_docnos(readers: list, deleted: np.ndarray) -> np.ndarray:
-    docnos = [reader.docnos[~np.isin(reader.docnos, deleted)] for reader in sorted(readers, key=_first_docno)]
+    docnos = [reader.docnos[~members(deleted, reader.docnos)] for reader in sorted(readers, key=_first_docno)]
     return np.concatenate(docnos) if docnos else np.zeros(0, np.int64)
 
 

@@ -25,12 +25,13 @@ from itertools import chain
 
 import numpy as np
 
+from engine.arrays import members, sorted_unique
 from engine.text.tokenizer import CJK_MODE_BIGRAM, Tokenizer
 from engine.text.tokenizer import _folded as fold
 
 PASSAGE_TOKENS = 96
 FIELD = "text"
-SENTENCE_END_POINTS = np.array([ord(mark) for mark in ".!?。！？\n"], dtype=np.uint32)
+SENTENCE_END_POINTS = np.array(sorted(ord(mark) for mark in ".!?。！？\n"), dtype=np.uint32)  # sorted: members()
 SEPARATOR = "\uffff"
 CHUNK_CACHE_LIMIT = 400_000  # distinct chunks remembered; above it the memory starts again
 LAST_SPACE = 0x3000
@@ -79,7 +80,7 @@ class PassageAnalyzer:
         pairs = np.flatnonzero(cjk & after)
         singles = np.flatnonzero(cjk & ~before & ~after)
         keys = np.concatenate(((points[pairs].astype(np.int64) << 21) | points[pairs + 1], points[singles]))
-        distinct = np.unique(keys)  # a sort and a search: np.unique's return_inverse costs an argsort
+        distinct = sorted_unique(keys)  # a sort and a search: np.unique's return_inverse costs an argsort
         inverse = np.searchsorted(distinct, keys)
         codes_of, stopwords = self.vocabulary.codes, self.tokenizer.stopwords
         coded = np.fromiter((-1 if term in stopwords else codes_of.setdefault(term, len(codes_of))
@@ -199,7 +200,7 @@ def windows(text: str) -> list:
     """Character ranges (start, end) of the windows of a long turn's text: consecutive, from its start to its end.
     A window closes before the sentence that would take its weight past PASSAGE_TOKENS."""
     points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    ends_sentence = np.isin(points, SENTENCE_END_POINTS)
+    ends_sentence = members(SENTENCE_END_POINTS, points)
     starts = np.flatnonzero(~ends_sentence & np.r_[True, ends_sentence[:-1]])
     if not starts.size:
         return []
