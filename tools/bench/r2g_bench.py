@@ -252,7 +252,7 @@ def report(measured: list, probe: dict, runs: int, spent: list) -> str:
               "took 0.68 s and 93 MiB, its copy for R2G 0.31 s and 78 MiB more).",
               "- The conversion pauses Python's cyclic garbage collector (it would rescan the growing memtable: "
               "about 30% of r2g's CPU time on LoCoMo dev); closing the store flushes what is left in the memtable "
-              "(engine: over 1 MiB), so later readers replay no long WAL tail."]
+              "(engine: over 512 KiB), so later readers replay no long WAL tail."]
     return "\n".join(lines)
 
 
