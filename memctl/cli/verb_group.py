@@ -8,6 +8,8 @@ after `--` or with --q: `memctl recall -- explain`, `memctl recall --q explain`.
 
 from __future__ import annotations
 
+from difflib import get_close_matches
+
 import click
 
 from memctl.cli.common import MemctlGroup
@@ -59,4 +61,7 @@ def _refuse_extra(group: click.Group, context: click.Context, word: str) -> None
                                f"and its options after it", context)
     hint = f': quote a query of several words, `{context.command_path} "…"`' \
         if any(parameter.name == "query" for parameter in group.params) else ""
+    close = get_close_matches(word, list(group.commands), n=1)
+    if close:
+        hint += f" (did you mean the subcommand {close[0]!r}?)"
     raise click.UsageError(f"unexpected argument {word!r}{hint}", context)

@@ -139,3 +139,9 @@ def test_a_mistyped_command_is_suggested_once(cli):
     result = cli("recal", "Kyoto")
     assert result.exit_code == 2
     assert (result.stdout + result.stderr).count("Did you mean 'recall'?") == 1
+
+
+def test_a_mistyped_subcommand_of_a_verb_group_is_suggested(cli):
+    result = cli("graph", "neighbour", "Episode:e1")
+    assert result.exit_code == 2
+    assert "unexpected argument 'neighbour' (did you mean the subcommand 'neighbors'?)" in result.stderr
