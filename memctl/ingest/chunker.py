@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter, itemgetter, ne
 
-from memctl.ingest.model import Conversation, Turn
+from memctl.ingest.model import Conversation
 from memctl.language.token_estimate import CJK_RANGES, estimate_tokens, text_counts, tokens_of
 
 MIN_TOKENS = 1000

@@ -15,6 +15,7 @@ from engine.errors import InputError
 from engine.text import chinese
 from engine.text.chinese import cache, jieba_files
 from engine.text.chinese.compiled import HEADER_SIZE, LAYOUT_VERSION, MAGIC, CompiledDictionary
+from engine_testkit import flip_byte
 
 WORDS = "蓝牙 500 n\n蓝牙耳机 80 n\n耳机 300 n\n打不开 50 v\n打 900 v\n不 1200 d\n开 700 v\n我 3000 r\n的 5000 uj\n" \
         "电脑 400 n\n升级 200 v\n中华 100 nz\n中华人民 40 n\n中华人民共和国 30 ns\n人民 600 n\n共和国 150 n\n"
@@ -109,14 +110,6 @@ def test_a_user_dictionary_that_is_not_utf8_is_an_input_error(package, tmp_path)
     assert not chinese.notes()
 
 
-def flip(path: str, offset: int) -> None:
-    with open(path, "r+b") as handle:
-        handle.seek(offset)
-        byte = handle.read(1)
-        handle.seek(offset)
-        handle.write(bytes([byte[0] ^ 0x20]))
-
-
 @pytest.mark.parametrize("where", ["header", "description", "block index"])
 def test_a_file_damaged_where_opening_looks_is_rebuilt(package, where):
     fresh_tokenizer()
@@ -125,7 +118,7 @@ def test_a_file_damaged_where_opening_looks_is_rebuilt(package, where):
     offsets = {"header": 9, "description": os.path.getsize(path) - 3,
                "block index": compiled.description["sections"]["block_keys"][0] + 4}
     del compiled
-    flip(path, offsets[where])
+    flip_byte(path, offsets[where], 0x20)
     built = os.stat(path).st_ino
     assert chinese.state()["state"].startswith("damaged")
     assert list(fresh_tokenizer().cut("蓝牙耳机")) == ["蓝牙耳机"]
@@ -139,7 +132,7 @@ def test_a_damaged_block_is_read_from_jiebas_files_and_the_file_rebuilt_next_tim
     compiled = CompiledDictionary(path)
     keys_offset = compiled.description["sections"]["keys"][0]
     block = compiled._block_numbers["蓝"]
-    flip(path, keys_offset + compiled._block_bytes[block] + 1)  # inside 蓝牙's first character
+    flip_byte(path, keys_offset + compiled._block_bytes[block] + 1, 0x20)  # inside 蓝牙's first character
     del compiled
     ours = fresh_tokenizer()  # opening does not read the blocks
     assert list(ours.cut("我的蓝牙耳机打不开")) == list(reference_tokenizer(package, tmp_path).cut("我的蓝牙耳机打不开"))
@@ -152,7 +145,7 @@ def test_a_damaged_block_is_read_from_jiebas_files_and_the_file_rebuilt_next_tim
 def test_a_damaged_hmm_table_is_read_from_jiebas_files(package, tmp_path):
     fresh_tokenizer()
     path = cache_file()
-    flip(path, CompiledDictionary(path).description["sections"]["hmm_emissions"][0] + 5)
+    flip_byte(path, CompiledDictionary(path).description["sections"]["hmm_emissions"][0] + 5, 0x20)
     ours = fresh_tokenizer()
     assert list(ours.cut("李娜在耳机店")) == list(reference_tokenizer(package, tmp_path).cut("李娜在耳机店"))
     assert "hmm_emissions" in " ".join(chinese.notes())
