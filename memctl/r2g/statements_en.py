@@ -48,7 +48,9 @@ def stated_facts(sentence: str, facts: list[RawFact]) -> list[RawFact]:
             continue
         fact.roles[holder_role] = holders
         _drop_echoes(fact, content_free)
-        if _has_content(fact, holder_role):
+        # The holder echoed the light verb's complement ("you're doing my hometown" → do_hometown(patient
+        # hometown)): nothing is left that the sentence says of anyone.
+        if holder_role in fact.roles and _has_content(fact, holder_role):
             kept.append(fact)
     return kept
 

@@ -4,6 +4,8 @@ Sentences from the tune split of LoCoMo dev (conv-26, conv-30) or written for th
 """
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memctl.r2g.extract import extract
 from memctl.r2g.preferences import find_preferences
@@ -35,6 +37,7 @@ def test_a_question_states_no_fact(sentence):
     "You've got guts.",  # light verb, the other speaker as holder
     "I'm staying positive.",  # a light verb whose complement only repeats the predicate
     "I painted it.",  # the object is a pronoun nobody resolves: the statement lost what it hinges on
+    "Yeah, you're doing my hometown.",  # the holder is the light verb's own complement (was a KeyError)
 ])
 def test_no_fact_without_content(sentence):
     assert _facts(sentence) == []
@@ -137,3 +140,19 @@ def test_the_speakers_own_pronoun_is_an_argument(sentence, fact):
 
 def test_an_event_of_the_speakers_thing_needs_no_further_argument():
     assert _facts("My laptop keeps freezing.") == [("crash", ["laptop"])]
+
+
+_CHAT_WORDS = ["I", "you", "you're", "we", "my", "your", "Jon", "Maria", "is", "are", "was", "doing", "did",
+               "take", "taking", "keep", "have", "had", "care", "look", "hometown", "dog", "job", "Boston",
+               "painting", "class", "at", "in", "to", "the", "a", "last", "week", "yesterday", "not", "really",
+               "love", "started", "moved", "Hey", ",", "!", "?", "."]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_CHAT_WORDS), min_size=1, max_size=9))
+def test_any_chat_sentence_extracts_and_every_fact_keeps_a_holder(words):
+    """Rules that delete roles must never leave a fact without the holder they checked (a KeyError on
+    "you're doing my hometown" stopped a whole r2g run)."""
+    result = extract(" ".join(words), lang="en", ref_time=REF, speaker="Caroline")
+    for fact in result.facts:
+        assert fact.roles.get("AGENT") or fact.roles.get("PATIENT")
