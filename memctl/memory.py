@@ -114,9 +114,11 @@ class Memory:
         return remember(self, paths, texts, format, errors, stdin)
 
     def r2g(self, source: str = "raw", path: str | None = None, rebuild: bool = False, progress=None,
-            stdin=None) -> dict:
+            stdin=None, jobs: int = 1) -> dict:
         """Build the memory graph. source "raw": convert the stored raw chunks not converted yet (all of them
-        with `rebuild`, after removing what earlier runs built); progress(done, total) counts chunks.
+        with `rebuild`, after removing what earlier runs built); progress(done, total) counts chunks; `jobs`
+        processes analyse turns (memctl/r2g/analysis_pool.py; they are spawned, so a script that asks for
+        jobs runs from a file, under `if __name__ == "__main__":`).
         source "jsonl": import nodes and edges from an external agent's JSONL file `path` ("-": `stdin`, a
         binary stream, default sys.stdin) after validating all of it. Returns a summary dict.
         See memctl/r2g/builder.py and memctl/r2g/external.py."""
@@ -127,7 +129,7 @@ class Memory:
                 raise InputError("--from raw takes no FILE (it converts the stored raw chunks)")
             from memctl.r2g.builder import Builder
 
-            return Builder(self.store, self.tenant, self.config, progress).run(rebuild=rebuild)
+            return Builder(self.store, self.tenant, self.config, progress, jobs).run(rebuild=rebuild)
         if source == "jsonl":
             from memctl.r2g.external import import_jsonl, read_input
 

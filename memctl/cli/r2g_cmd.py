@@ -6,6 +6,7 @@ from contextlib import contextmanager
 import typer
 
 from memctl.cli.common import open_memory, print_json
+from memctl.cli.input_options import job_count, jobs_option
 
 
 def r2g(
@@ -18,6 +19,7 @@ def r2g(
     rebuild: bool = typer.Option(False, "--rebuild",
                                  help="Remove what earlier runs built and convert every raw chunk again "
                                       "(same ids; recorded JSONL imports are replayed)."),
+    jobs: int = jobs_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
@@ -27,7 +29,7 @@ def r2g(
     Incremental: only chunks not converted before are read, so running it twice changes nothing. A JSONL file
     is validated completely before anything is written (a bad line: exit 2 naming it, nothing stored).
 
-    Example: memctl r2g   (then: memctl r2g --from jsonl memories.jsonl)
+    Example: memctl r2g --jobs 2   (then: memctl r2g --from jsonl memories.jsonl)
     """
     if target != "graph":
         from engine.errors import InputError
@@ -37,9 +39,13 @@ def r2g(
         from engine.errors import InputError
 
         raise InputError("--rebuild goes with --from raw")
+    if jobs != 1 and source != "raw":
+        from engine.errors import InputError
+
+        raise InputError("--jobs goes with --from raw (a JSONL import has no turns to analyse)")
     with open_memory(context, writable=True, holder="memctl r2g") as memory:
         with _progress_bar(enabled=source == "raw" and not (quiet or as_json) and sys.stdout.isatty()) as progress:
-            summary = memory.r2g(source, file, rebuild, progress)
+            summary = memory.r2g(source, file, rebuild, progress, jobs=job_count(jobs))
     if as_json:
         print_json(summary)
     elif not quiet:

@@ -40,6 +40,7 @@ import time
 from collections import Counter
 
 from engine.store import paused_gc
+from memctl.r2g.analysis_pool import turn_analyses
 from memctl.r2g.draft import GraphDraft, RecentNodes
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
 from memctl.r2g.events import EVENT_TABLE, EventIndex
@@ -69,7 +70,7 @@ RECORDS_TIER_FANOUT = 8
 class Builder:
     """progress(done_chunks, total_chunks) is called as chunks are converted."""
 
-    def __init__(self, store, tenant: str, config=None, progress=None):
+    def __init__(self, store, tenant: str, config=None, progress=None, jobs: int = 1):
         from engine.graph.api import GraphStore
         from engine.raw import RawStore
         from memctl.r2g.nodeindex import open_index
@@ -83,6 +84,7 @@ class Builder:
         self.settings = resolve(config).r2g
         use_directory(self.settings.lexicon_directory)
         self.progress = progress
+        self.jobs = jobs
         self.events = EventIndex(store, self.settings.same_event_days, empty=self.graph.node_ids_allocated() == 0)
         self.totals = {"nodes": Counter(), "edges": Counter(), "documents": 0, "batches": 0, "turns": 0}
         # extract's memo of sentences without times: 8,192 recent ones keep 87% of the repeats a whole-run memo
@@ -135,11 +137,12 @@ class Builder:
                 if any(info.raw_id not in done for info in chunks)}
         total = sum(info.raw_id not in done for chunks in work.values() for info in chunks)
         converted = 0
-        for conv_id in sorted(work):
-            chunks = work[conv_id]
-            new_ids = {info.raw_id for info in chunks if info.raw_id not in done}
-            converted = self._conversation(chunks, new_ids, converted, total)
-            self.draft.record(TAIL_TABLE, conv_id, tail_of(chunks))  # with the batch marking its last chunk
+        with turn_analyses(self.jobs if work else 1, self.extractions, self.settings.lexicon_directory) as analyses:
+            for conv_id in sorted(work):
+                chunks = work[conv_id]
+                new_ids = {info.raw_id for info in chunks if info.raw_id not in done}
+                converted = self._conversation(analyses, chunks, new_ids, converted, total)
+                self.draft.record(TAIL_TABLE, conv_id, tail_of(chunks))  # with the batch marking its last chunk
         self._record_tails({conv_id: chunks for conv_id, chunks in by_conversation.items() if conv_id not in work})
         if self.store.get(META_TABLE, CONVERTED_KEY) != stored:
             self.draft.record(META_TABLE, CONVERTED_KEY, stored)
@@ -166,11 +169,9 @@ class Builder:
             summary["notes"] = notes()
         return summary
 
-    def _conversation(self, chunks: list, new_ids: set, converted: int, total: int) -> int:
-        from memctl.r2g.extract import analyze_turn
-
+    def _conversation(self, analyses, chunks: list, new_ids: set, converted: int, total: int) -> int:
         last_old = None
-        for item in with_neighbors(walk(self.raw, chunks, new_ids)):
+        for item, analysis in analyses.analyzed(with_neighbors(walk(self.raw, chunks, new_ids))):
             if isinstance(item, ChunkStart):
                 if item.new:
                     if self.batch_turns >= self.settings.batch_turns:
@@ -182,10 +183,8 @@ class Builder:
                 continue
             previous, turn, following = item
             if turn.new:
-                meta = turn.meta
-                analysis = analyze_turn(turn.text, meta["ts"], speaker=meta["speaker"], memo=self.extractions)
                 result = self.emitter.turn(turn, analysis, previous, following)
-                self._remember_similar(meta["conv_id"], result.episode, result.keywords, result.timed)
+                self._remember_similar(turn.meta["conv_id"], result.episode, result.keywords, result.timed)
                 if previous is not None:
                     self.emitter.temporal(previous, turn)
                 self.batch_turns += 1
