@@ -32,17 +32,27 @@ TARGET_AT_TWO = 1.7
 CLOCK_FIELDS = ("created_at", "updated_at")
 
 
-def graph_rows(home: str) -> dict:
-    """Every table's rows, clocks aside: what `--jobs` must not change."""
+def rows_digest(home: str) -> str:
+    """A digest of every table's rows, clocks aside: what `--jobs` must not change. Run in a child process of
+    its own: a parent that had read a large store would pass its resident size on to the next child it forks
+    (ru_maxrss counts the pages shared before the exec)."""
+    import hashlib
+
+    import msgpack
+
     from engine.store import Store
     from memctl.paths import tenant_dir
 
     store = Store.open(tenant_dir(home, "default"), writable=False)
+    digest = hashlib.sha256()
     try:
         tables = set(store.tables)
         for records in store.records:
             tables |= set(records.tables)
-        return {name: {key: _without_clocks(value) for key, value in store.scan(name)} for name in sorted(tables)}
+        for name in sorted(tables):
+            for key, value in store.scan(name):
+                digest.update(msgpack.packb([name, key, _without_clocks(value)]))
+        return digest.hexdigest()
     finally:
         store.close()
 
@@ -65,7 +75,7 @@ def measure(ingested: str, job_counts: list, rounds: int) -> dict:
             try:
                 shutil.copytree(ingested, home, dirs_exist_ok=True)
                 cpu, wall, rss, output = run([MEMCTL, "--home", home, "r2g", "--jobs", str(jobs), "--json"])
-                rows = graph_rows(home)
+                rows = run([sys.executable, os.path.abspath(__file__), "--digest", home])[3]
                 if reference is None:
                     reference = rows
                 elif rows != reference:
@@ -111,7 +121,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-results", action="store_true", help="print only; leave RESULTS.md alone")
+    parser.add_argument("--digest", metavar="HOME", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.digest:
+        print(rows_digest(arguments.digest))
+        return
     from ingest_bench import generate_corpus
 
     work = tempfile.mkdtemp(prefix="jobs-bench-")
