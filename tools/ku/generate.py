@@ -18,8 +18,9 @@ Questions (`qa`), per timeline: `current` (the value in force at the question's 
 stated each value in force), `past` (the value in force at a month when an earlier one held; evidence: the
 turn that stated it; `as_of`: the middle of that month) and `when` (when a value started, or for a stopped
 multi-valued value when it stopped; evidence: the turn that said so; the answer at the time words' precision).
-Each qa has question, answer, evidence (dia_ids), category (4 for current, 2 for past and when), kind, slot,
-person, question_time (a few days after the last session, in the sessions' date format) and as_of (past only).
+Each qa has question, answer, values (the values asked about: in force, held then, started or stopped), evidence
+(dia_ids), category (4 for current, 2 for past and when), kind, slot, person, question_time (a few days after
+the last session, in the sessions' date format) and as_of (past only).
 
 Split: conversation i (0-based) of each language is held out when i % 3 == 2. A held-out conversation uses the
 held-out phrasings, time words and values (tools/ku/phrasebook.py); a sample's `split` says which part it is in.
@@ -96,6 +97,7 @@ class Conversation:
             self.days.append(day)
             day += timedelta(days=self.random.randint(18, 45))
         self.planned: list = [[] for _ in range(count)]  # per session: [turn group], each a list of Turn
+        self.said: set = set()  # statements already written: a conversation does not repeat itself
         self.timelines: list = []
 
     # --- choosing --------------------------------------------------------------------------------------------
@@ -104,10 +106,15 @@ class Conversation:
         return self.random.choice(entries(items, self.held_out))
 
     def phrase(self, slot: str, kind: str, fields: dict) -> str:
-        """A filled template of the slot's `kind`, among those that need no field `fields` does not give."""
+        """A filled template of the slot's `kind`, among those that need no field `fields` does not give; one
+        not written yet in this conversation when there is one."""
         templates = entries(self.book["slots"][slot][kind], self.held_out)
         usable = [template for template in templates if placeholders(template) <= set(fields)]
-        return fill(self.random.choice(usable), self.language, fields)
+        self.random.shuffle(usable)
+        texts = [fill(template, self.language, fields) for template in usable]
+        text = next((text for text in texts if text not in self.said), texts[0])
+        self.said.add(text)
+        return text
 
     # --- planning a timeline ----------------------------------------------------------------------------------
 
@@ -298,23 +305,26 @@ class Conversation:
         names = {"name": timeline.person}
         in_force = [version for version in timeline.versions if version.until is None]
         out = [{"question": self._ask(spec["current"], names), "answer": self._join([v.value for v in in_force]),
-                "evidence": [version.dia for version in in_force], "category": 4, "kind": "current"}]
+                "values": [version.value for version in in_force], "evidence": [version.dia for version in in_force],
+                "category": 4, "kind": "current"}]
         past = self._past(timeline)
         if past is not None:
             version, month = past
             out.append({"question": self._ask(spec["past"], {**names, "month": timewords.month_words(
-                self.language, month)}), "answer": version.value, "evidence": [version.dia], "category": 2,
+                self.language, month)}), "answer": version.value, "values": [version.value],
+                "evidence": [version.dia], "category": 2,
                 "kind": "past", "as_of": month.replace(day=15).isoformat()})
         changed = self.random.choice(timeline.versions[1:])
         out.append({"question": self._ask(spec["when"], {**names, "v": changed.value}),
                     "answer": timewords.moment_words(self.language, timewords.Moment(changed.start,
                                                                                       changed.granularity)),
-                    "evidence": [changed.dia], "category": 2, "kind": "when"})
+                    "values": [changed.value], "evidence": [changed.dia], "category": 2, "kind": "when"})
         for version in timeline.versions:
             if version.stop_session is not None:
                 moment = timewords.Moment(version.stop_start, version.stop_granularity)
                 out.append({"question": self._ask(spec["when_stop"], {**names, "v": version.value}),
-                            "answer": timewords.moment_words(self.language, moment), "evidence": [version.stop_dia],
+                            "answer": timewords.moment_words(self.language, moment), "values": [version.value],
+                            "evidence": [version.stop_dia],
                             "category": 2, "kind": "when"})
         return out
 
