@@ -41,3 +41,17 @@ def test_a_small_generated_run_prints_both_methods_and_says_how_past_questions_w
     assert "BM25 (engine tokenizer)" in out and "memctl recall (in-process)" in out
     assert "2 conversations, 6 timelines" in out
     assert ("recalled with as_of" in out) != ("recalled without as_of (recall's Request takes no as_of)" in out)
+
+
+def test_a_missed_first_result_is_told_by_the_role_of_the_turn_it_cites():
+    from tools.ku.evaluate import first_result
+
+    one = {"roles": {"D1:1": ["state", "Tom", "residence"], "D2:1": ["restate", "Tom", "residence"],
+                     "D3:1": ["other", "Tom", "residence"], "D4:1": ["state", "Ann", "pet"],
+                     "D5:1": ["state", "Tom", "residence"]}}
+    qa = {"person": "Tom", "slot": "residence", "evidence": ["D5:1"]}
+    assert first_result(one, qa, [["D5:1"], ["D1:1"]]) == "evidence"
+    assert first_result(one, qa, [["D1:1"]]) == "another value's statement"
+    assert first_result(one, qa, [["D3:1", "D2:1"]]) == "value restated or asked"
+    assert first_result(one, qa, [["D4:1"]]) == "another timeline"
+    assert first_result(one, qa, [["D9:9"]]) == first_result(one, qa, []) == "anything else"

@@ -58,6 +58,18 @@ def test_every_evidence_turn_exists_is_the_persons_and_names_the_value_asked_abo
                 assert all(value in qa["answer"] for value in qa["values"])
 
 
+def test_roles_name_existing_turns_and_the_statements_questions_point_at(samples):
+    for sample in samples:
+        turns = turns_by_id(sample)
+        assert set(sample["roles"]) <= set(turns)
+        for qa in sample["qa"]:
+            for dia in qa["evidence"]:
+                role, person, slot = sample["roles"][dia]
+                assert (person, slot) == (qa["person"], qa["slot"])
+                assert role in (("state", "stop") if qa["kind"] == "when" else ("state",))
+        assert {role for role, _, _ in sample["roles"].values()} >= {"state", "plan", "other"}
+
+
 def test_past_questions_ask_about_a_value_no_longer_in_force_at_a_month_before_the_question(samples):
     asked = 0
     for sample in samples:

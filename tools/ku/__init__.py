@@ -1,1 +1,2 @@
-"""The knowledge-update proof sets of issue 19 and their scorers (tools/ku/README: generate, evaluate, changes)."""
+"""The knowledge-update proof sets of issue 19: generate.py writes the set, evaluate.py measures recall on it,
+changes.py scores change detection on data/changes.yaml."""

@@ -12,8 +12,11 @@ tokenizer, plain BM25.
 
 Scores, per question kind (current, past, when), language and split (dev, heldout): hit@1 = the first result
 cites an evidence turn (the turn that stated the value asked about, or the change asked about); Recall@5 = the
-share of evidence turns cited in the top 5 (eval_locomo's measure). --write puts the table in
-tools/bench/RESULTS.md, section "Knowledge updates".
+share of evidence turns cited in the top 5 (eval_locomo's measure). A second table tells what the first result
+cites when it misses, by the roles the generator gives turns (sample["roles"]): the statement of another value
+of the slot asked about (an earlier or later one, or its end), the value restated or asked about, a former value
+in passing, a plan or someone else's value, a turn about another timeline, anything else (greetings, small
+talk, reactions). --write puts both tables in tools/bench/RESULTS.md, section "Knowledge updates".
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ from tools.eval_locomo import _seconds, baselines, build_store_inprocess, score,
 from tools.ku.generate import DEFAULT_CONVERSATIONS, DEFAULT_SEED, LANGUAGES, generate  # noqa: E402
 
 KINDS = ("current", "past", "when")
+MISSES = {"state": "another value's statement", "end": "another value's statement",
+          "stop": "another value's statement", "restate": "value restated or asked", "ask": "value restated or asked",
+          "passing": "former value in passing", "plan": "plan or someone else's", "other": "plan or someone else's"}
+MISS_ORDER = ("evidence", "another value's statement", "value restated or asked", "former value in passing",
+              "plan or someone else's", "another timeline", "anything else")
 SPLITS = ("dev", "heldout")
 TOP = 20
 BM25 = "BM25 (engine tokenizer)"
@@ -112,6 +120,39 @@ def tally(samples: list, answers: dict) -> dict:
                   "n": len(rows)} for key, rows in buckets.items()}
 
 
+def first_result(sample: dict, qa: dict, ranked: list) -> str:
+    """What the first result cites, as one of MISS_ORDER (the first that applies)."""
+    first = ranked[0] if ranked else []
+    if set(first) & set(qa["evidence"]):
+        return "evidence"
+    found = []
+    for dia in first:
+        role, person, slot = sample.get("roles", {}).get(dia, (None, None, None))
+        if role is None:
+            found.append("anything else")
+        elif (person, slot) != (qa["person"], qa["slot"]):
+            found.append("another timeline")
+        else:
+            found.append(MISSES[role])
+    return min(found or ["anything else"], key=MISS_ORDER.index)
+
+
+def first_results(samples: list, results: dict) -> str:
+    """The share of questions of each kind whose first result cites each MISS_ORDER item, per method."""
+    from common import table
+
+    rows = []
+    for method, answers in results.items():
+        for kind in KINDS:
+            chosen = [(sample, qa) for sample in samples for qa in questions(sample) if qa["kind"] == kind]
+            shares = defaultdict(int)
+            for sample, qa in chosen:
+                shares[first_result(sample, qa, answers.get(qa["id"], []))] += 1
+            rows.append([method, kind] + [f"{shares[item] / len(chosen):.2f}" if chosen else "-"
+                                          for item in MISS_ORDER])
+    return table(["method", "kind"] + list(MISS_ORDER), rows)
+
+
 def report(results: dict) -> str:
     from common import table
 
@@ -162,9 +203,9 @@ def main(argv: list | None = None) -> int:
                    for sample in [one for one in samples if one["lang"] == language][:options.limit]]
     work = Path(options.work or tempfile.mkdtemp(prefix="ku_evaluate_"))
     as_of = options.as_of and recall_accepts_as_of()
-    results = {BM25: tally(samples, bm25_answers(samples))}
-    memctl_ranked, building = memctl_answers(samples, work, as_of)
-    results[MEMCTL] = tally(samples, memctl_ranked)
+    ranked = {BM25: bm25_answers(samples)}
+    ranked[MEMCTL], building = memctl_answers(samples, work, as_of)
+    results = {method: tally(samples, found) for method, found in ranked.items()}
     if not options.work:
         shutil.rmtree(work, ignore_errors=True)
     as_of_note = ("past questions recalled with as_of = the middle of the month asked about" if as_of else
@@ -172,10 +213,12 @@ def main(argv: list | None = None) -> int:
                   ("--as-of not given)" if not options.as_of else "recall's Request takes no as_of)"))
     text = "\n".join([f"Set: {origin}: {counts(samples)}.",
                       f"Every question recalled with now = its question_time; {as_of_note}; "
-                      f"ingest + r2g {building:.1f} s in total.", "", report(results)])
+                      f"ingest + r2g {building:.1f} s in total.", "", report(results), "",
+                      "What the first result cites (share of the questions of a kind, both languages and splits):",
+                      "", first_results(samples, ranked)])
     print(text)
     if options.per_question:
-        _write_per_question(options.per_question, samples, {BM25: bm25_answers(samples), MEMCTL: memctl_ranked})
+        _write_per_question(options.per_question, samples, ranked)
     if options.write:
         from common import write_section
 

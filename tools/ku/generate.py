@@ -20,7 +20,9 @@ turn that stated it; `as_of`: the middle of that month) and `when` (when a value
 multi-valued value when it stopped; evidence: the turn that said so; the answer at the time words' precision).
 Each qa has question, answer, values (the values asked about: in force, held then, started or stopped), evidence
 (dia_ids), category (4 for current, 2 for past and when), kind, slot, person, question_time (a few days after
-the last session, in the sessions' date format) and as_of (past only).
+the last session, in the sessions' date format) and as_of (past only). A sample's `roles` maps the dia_id of
+every turn about a timeline to [role, person, slot], role one of state (a value stated or changed), end, stop,
+restate, ask, passing, plan, other (someone else's value): what tools/ku/evaluate.py tells first results by.
 
 Split: conversation i (0-based) of each language is held out when i % 3 == 2. A held-out conversation uses the
 held-out phrasings, time words and values (tools/ku/phrasebook.py); a sample's `split` says which part it is in.
@@ -78,7 +80,7 @@ class Timeline:
 class Turn:
     speaker: str
     text: str
-    tag: tuple | None = None  # (timeline index, what) for the turns questions point at
+    tag: tuple | None = None  # (timeline index, role, value) of a turn about a timeline
 
 
 class Conversation:
@@ -168,7 +170,8 @@ class Conversation:
         if previous is not None and self.random.random() < 0.35 and session - 1 > previous.session:
             end_session = session - 1
             text = self.phrase(timeline.slot, "end", self._fields(timeline, old=previous.value))
-            self._add(end_session, [Turn(timeline.person, text), self._reaction(timeline)])
+            self._add(end_session, [Turn(timeline.person, text, (number, "end", previous.value)),
+                                    self._reaction(timeline)])
             previous.until, previous.closed = self.days[end_session], end_session
             after = self.days[end_session]
         said = self.random.choice(timewords.choices(self.language, self.held_out, self.days[session], after))
@@ -206,21 +209,23 @@ class Conversation:
     def _distractors(self, number: int, timeline: Timeline) -> None:
         for version in timeline.versions:
             for session in range(version.session + 1, len(self.days) if version.closed is None else version.closed):
-                if self.random.random() < 0.45:
+                if self.random.random() < 0.25:
                     text = self.phrase(timeline.slot, "restate", self._fields(timeline, v=version.value))
-                    group = [Turn(timeline.person, text)]
+                    group = [Turn(timeline.person, text, (number, "restate", version.value))]
                     if self.random.random() < 0.4:
                         asked = self.phrase(timeline.slot, "ask", self._fields(timeline, v=version.value))
-                        group.insert(0, Turn(timeline.other, asked))
+                        group.insert(0, Turn(timeline.other, asked, (number, "ask", version.value)))
                     self._add(session, group)
             if version.closed is not None and not timeline.multi:
                 later = list(range(version.closed + 1, len(self.days)))
                 if later and self.random.random() < 0.7:
                     text = self.phrase(timeline.slot, "passing", self._fields(timeline, old=version.value))
-                    self._add(self.random.choice(later), [Turn(timeline.person, text)])
+                    turn = Turn(timeline.person, text, (number, "passing", version.value))
+                    self._add(self.random.choice(later), [turn])
         plan_value, other_value = timeline.spare[:2]
         text = self.phrase(timeline.slot, "plan", self._fields(timeline, x=plan_value))
-        self._add(self.random.randrange(len(self.days)), [Turn(timeline.person, text), self._reaction(timeline)])
+        self._add(self.random.randrange(len(self.days)), [Turn(timeline.person, text, (number, "plan", plan_value)),
+                                                          self._reaction(timeline)])
         session = self.random.randrange(1, len(self.days))
         said = self.random.choice(timewords.choices(self.language, self.held_out, self.days[session],
                                                     self.days[session - 1]))
@@ -228,8 +233,8 @@ class Conversation:
         fields = self._fields(timeline, x=other_value, t=said.point, who=relative)
         if said.since:
             fields["s"] = said.since
-        self._add(session, [Turn(timeline.person, self.phrase(timeline.slot, "other", fields)),
-                            self._reaction(timeline)])
+        self._add(session, [Turn(timeline.person, self.phrase(timeline.slot, "other", fields),
+                                 (number, "other", other_value)), self._reaction(timeline)])
 
     def _fields(self, timeline: Timeline, **fields) -> dict:
         return {"name": timeline.person, "other": timeline.other, **fields}
@@ -244,7 +249,8 @@ class Conversation:
 
     def sample(self, speakers: tuple) -> dict:
         conversation = {"speaker_a": speakers[0], "speaker_b": speakers[1]}
-        self.dias: dict = {}
+        self.dias: dict = {}  # (timeline index, role, value) → dia_id of statements
+        self.roles: dict = {}  # dia_id → [role, person, slot] of every turn about a timeline
         for session, groups in enumerate(self.planned):
             number = session + 1
             conversation[f"session_{number}_date_time"] = self.date_text(self.days[session], session)
@@ -256,7 +262,7 @@ class Conversation:
                     version.stop_dia = self.dias[(number, "stop", version.value)]
         split = "heldout" if self.held_out else "dev"
         return {"sample_id": f"ku-{self.language}-{self.index + 1:03d}", "lang": self.language, "split": split,
-                "conversation": conversation, "qa": self._questions()}
+                "conversation": conversation, "qa": self._questions(), "roles": self.roles}
 
     def _session_turns(self, number: int, groups: list, speakers: tuple) -> list:
         opener = self.random.randrange(2)
@@ -277,7 +283,9 @@ class Conversation:
         for position, turn in enumerate(turns, start=1):
             dia = f"D{number}:{position}"
             if turn.tag is not None:
-                self.dias[turn.tag] = dia
+                timeline = self.timelines[turn.tag[0]]
+                self.dias.setdefault(turn.tag, dia)
+                self.roles[dia] = [turn.tag[1], timeline.person, timeline.slot]
             out.append({"speaker": turn.speaker, "dia_id": dia, "text": turn.text})
         return out
 
