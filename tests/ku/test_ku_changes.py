@@ -85,7 +85,7 @@ def test_a_file_without_a_holder_is_refused_with_its_item_named(tmp_path, capsys
     bad = tmp_path / "bad.yaml"
     bad.write_text("items:\n- {id: x1, lang: en, split: dev, speaker: A, date: '2024-01-01', text: Hi., "
                    "kind: change, slot: residence, value: Oslo}\n", encoding="utf-8")
-    with pytest.raises(ChangeFileError, match=r"item 1 \(x1\): a change item needs a holder"):
+    with pytest.raises(ChangeFileError, match=r"item 1 \(x1\): a change fact needs a holder"):
         load(str(bad))
     assert main([str(bad)]) == 2
     assert "item 1 (x1)" in capsys.readouterr().err
@@ -116,3 +116,12 @@ def test_the_command_prints_a_table_per_language_and_split(capsys):
     assert main([str(DATA)]) == 0
     out = capsys.readouterr().out
     assert "-- en" in out and "-- zh" in out and "| heldout" in out
+
+
+def test_a_prediction_of_a_fact_listed_under_also_is_neither_right_nor_wrong():
+    item = dict(ITEMS[0], text="I left Acme and moved to Denver.",
+                also=[{"holder": "Maya", "slot": "employer", "value": "Acme", "kind": "end"}])
+    answers = [("Maya", "employer", "Acme", "end"), ("Maya", "residence", "Denver", "change")]
+    dev = score([item], lambda text, speaker, date: answers).table("dev")
+    assert (dev["all"].labelled, dev["all"].predicted, dev["all"].right) == (1, 1, 1)
+    assert dev["end"].predicted == 0

@@ -5,8 +5,9 @@
 A file is YAML: `items:`, each with id, lang (en | zh), source, speaker, date (as the data writes it), text,
 kind (set | change | end | add | stop | none), split (dev | heldout) and, unless kind is none, holder, slot (a
 name or a list of names that fit equally), value (a string, a list of equally good strings, or null: any) and
-optionally polarity (stated | negated | ended; default "ended" for end and stop, else "stated"). The labelling
-conventions are in the data file's header.
+optionally polarity (stated | negated | ended; default "ended" for end and stop, else "stated") and `also`: other
+facts the sentence states, each a mapping of the same keys, whose predictions are neither right nor wrong (left
+out of the counts). The labelling conventions are in the data file's header.
 
 A predictor is a function (text, speaker, date) → an iterable of predictions, each a `Prediction` or a tuple
 (holder, slot, value, kind[, polarity]); an empty iterable, or only predictions of kind "none", says the
@@ -129,13 +130,22 @@ def _check(where: str, item) -> None:
         if item.get(key) not in allowed:
             raise ChangeFileError(f"{where}: {key} is {item.get(key)!r}, expected one of "
                                   f"{', '.join(str(value) for value in allowed if value)}")
-    if item["kind"] == "none":
-        return
-    if not isinstance(item.get("holder"), str) or not item["holder"]:
-        raise ChangeFileError(f"{where}: a {item['kind']} item needs a holder")
-    if not _names(item.get("slot")):
+    if item["kind"] != "none":
+        _check_fact(where, item)
+    if not isinstance(item.get("also", []), list):
+        raise ChangeFileError(f"{where}: also must be a list of facts")
+    for fact in item.get("also", []):
+        if not isinstance(fact, dict) or fact.get("kind") not in FACT_KINDS:
+            raise ChangeFileError(f"{where}: each fact of `also` needs a kind among {', '.join(FACT_KINDS)}")
+        _check_fact(f"{where}, also", fact)
+
+
+def _check_fact(where: str, fact: dict) -> None:
+    if not isinstance(fact.get("holder"), str) or not fact["holder"]:
+        raise ChangeFileError(f"{where}: a {fact['kind']} fact needs a holder")
+    if not _names(fact.get("slot")):
         raise ChangeFileError(f"{where}: slot must be a name or a list of names")
-    if "value" not in item or (item["value"] is not None and not _names(item["value"])):
+    if "value" not in fact or (fact["value"] is not None and not _names(fact["value"])):
         raise ChangeFileError(f"{where}: value must be a string, a list of strings or null (any value)")
 
 
@@ -154,7 +164,8 @@ def score(items: list, predict: Callable[[str, str, str], Iterable]) -> Score:
     result = Score()
     for item in items:
         predictions = [Prediction(*prediction) for prediction in predict(item["text"], item["speaker"], item["date"])]
-        predictions = [prediction for prediction in predictions if prediction.kind != "none"]
+        predictions = [prediction for prediction in predictions if prediction.kind != "none"
+                       and not any(matches(fact, prediction) for fact in item.get("also", ()))]
         by_kind = result.counts.setdefault((item["split"], item["lang"]), {kind: Counts() for kind in KINDS})
         by_kind[item["kind"]].labelled += 1
         for prediction in predictions:
