@@ -86,12 +86,18 @@ def test_past_questions_ask_about_a_value_no_longer_in_force_at_a_month_before_t
 
 
 def test_when_answers_are_the_time_words_resolved_against_the_session_that_says_them():
-    said = timewords.say(timewords.EN[4], "en", date(2024, 1, 12))  # "last weekend", said on a Friday
-    assert (said.point, said.moment.start) == ("last weekend", date(2024, 1, 6))
-    said = timewords.say(timewords.ZH[10], "zh", date(2024, 3, 5))  # 上个月
+    def word(language: str, point: str):
+        return next(word for word in timewords.WORDS[language] if word.point == point)
+
+    said = timewords.say(word("en", "last weekend"), "en", date(2024, 1, 12))  # said on a Friday
+    assert said.moment.start == date(2024, 1, 6)
+    said = timewords.say(word("en", "on {weekday}"), "en", date(2024, 1, 12))
+    assert (said.point, said.moment.start) == ("on Tuesday", date(2024, 1, 9))
+    said = timewords.say(word("zh", "上个月"), "zh", date(2024, 3, 5))
     assert said.moment.start == date(2024, 2, 1) and said.moment.end == date(2024, 2, 29)
     assert timewords.moment_words("en", said.moment) == "February 2024"
-    assert timewords.say(timewords.EN[11], "en", date(2024, 3, 5)) is None  # "at the start of the month"
+    assert timewords.moment_words("zh", said.moment) == "2024年2月"
+    assert timewords.say(word("en", "at the start of the month"), "en", date(2024, 3, 5)) is None
 
 
 def test_held_out_conversations_alone_use_reserved_phrasings_and_values(samples):

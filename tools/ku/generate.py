@@ -48,22 +48,18 @@ from tools.ku.phrasebook import entries, fill, phrasebook, placeholders, values 
 DEFAULT_SEED = 19
 DEFAULT_CONVERSATIONS = 40  # per language: 3 timelines each, 240 timelines over both languages
 LANGUAGES = ("en", "zh")
-EN_MONTH_NAMES = timewords.EN_MONTHS
 
 
 @dataclass
 class Version:
     value: str
     session: int  # where the statement is made
-    start: date  # the first day it held (the moment of a change; the statement's month for a first value)
+    began: timewords.Moment  # when it started: a change's time words; a first value: the statement's month
     dia: str = ""
     until: date | None = None  # the first day it no longer held
     closed: int | None = None  # the session that ends, replaces or stops it
-    stop_session: int | None = None  # multi-valued: where it is stopped
-    stop_start: date | None = None
-    stop_granularity: str = "day"
+    stopped: timewords.Moment | None = None  # multi-valued: when it was stopped
     stop_dia: str = ""
-    granularity: str = "month"
 
 
 @dataclass
@@ -159,7 +155,7 @@ class Conversation:
         return chosen[:versions], chosen[versions:]
 
     def _state_first(self, number: int, timeline: Timeline, value: str, session: int) -> None:
-        version = Version(value, session, self.days[session].replace(day=1))
+        version = Version(value, session, timewords.Moment(self.days[session].replace(day=1), "month"))
         timeline.versions.append(version)
         text = self.phrase(timeline.slot, "set", self._fields(timeline, v=value))
         self._add(session, [Turn(timeline.person, text, (number, "state", value)), self._reaction(timeline)])
@@ -183,7 +179,7 @@ class Conversation:
             previous.until = previous.until or said.moment.start
             previous.closed = previous.closed if previous.closed is not None else session
         text = self.phrase(timeline.slot, "change", fields)
-        version = Version(value, session, said.moment.start, granularity=said.moment.granularity)
+        version = Version(value, session, said.moment)
         timeline.versions.append(version)
         self._add(session, [Turn(timeline.person, text, (number, "state", value)), self._reaction(timeline)])
 
@@ -201,9 +197,7 @@ class Conversation:
         if said.since:
             fields["s"] = said.since
         text = self.phrase(timeline.slot, "end", fields)
-        version.stop_session, version.stop_start = session, said.moment.start
-        version.stop_granularity = said.moment.granularity
-        version.until, version.closed = said.moment.start, session
+        version.stopped, version.until, version.closed = said.moment, said.moment.start, session
         self._add(session, [Turn(timeline.person, text, (number, "stop", version.value)), self._reaction(timeline)])
 
     def _distractors(self, number: int, timeline: Timeline) -> None:
@@ -258,7 +252,7 @@ class Conversation:
         for number, timeline in enumerate(self.timelines):
             for version in timeline.versions:
                 version.dia = self.dias[(number, "state", version.value)]
-                if version.stop_session is not None:
+                if version.stopped is not None:
                     version.stop_dia = self.dias[(number, "stop", version.value)]
         split = "heldout" if self.held_out else "dev"
         return {"sample_id": f"ku-{self.language}-{self.index + 1:03d}", "lang": self.language, "split": split,
@@ -295,7 +289,8 @@ class Conversation:
             return f"{day.year}年{day.month:02d}月{day.day:02d}日 周{timewords.ZH_WEEKDAYS[day.weekday()]} " \
                    f"{hour:02d}:{minute:02d}"
         suffix = "am" if hour < 12 else "pm"
-        return f"{(hour - 1) % 12 + 1}:{minute:02d} {suffix} on {day.day} {EN_MONTH_NAMES[day.month - 1]}, {day.year}"
+        month = timewords.EN_MONTHS[day.month - 1]
+        return f"{(hour - 1) % 12 + 1}:{minute:02d} {suffix} on {day.day} {month}, {day.year}"
 
     # --- questions --------------------------------------------------------------------------------------------
 
@@ -324,14 +319,12 @@ class Conversation:
                 "kind": "past", "as_of": month.replace(day=15).isoformat()})
         changed = self.random.choice(timeline.versions[1:])
         out.append({"question": self._ask(spec["when"], {**names, "v": changed.value}),
-                    "answer": timewords.moment_words(self.language, timewords.Moment(changed.start,
-                                                                                      changed.granularity)),
+                    "answer": timewords.moment_words(self.language, changed.began),
                     "values": [changed.value], "evidence": [changed.dia], "category": 2, "kind": "when"})
         for version in timeline.versions:
-            if version.stop_session is not None:
-                moment = timewords.Moment(version.stop_start, version.stop_granularity)
+            if version.stopped is not None:
                 out.append({"question": self._ask(spec["when_stop"], {**names, "v": version.value}),
-                            "answer": timewords.moment_words(self.language, moment), "values": [version.value],
+                            "answer": timewords.moment_words(self.language, version.stopped), "values": [version.value],
                             "evidence": [version.stop_dia],
                             "category": 2, "kind": "when"})
         return out
@@ -342,9 +335,10 @@ class Conversation:
         candidates = timeline.versions[:1] if timeline.multi else timeline.versions[:-1]
         options = []
         for version in candidates:
-            until = timeline.versions[1].start if timeline.multi else version.until
-            start = version.start if version is timeline.versions[0] else timewords.next_month(version.start)
-            month = start if start.day == 1 else timewords.next_month(start)
+            until = timeline.versions[1].began.start if timeline.multi else version.until
+            # A first value held all the month it was stated in; a later one from the month after its change.
+            first = version is timeline.versions[0]
+            month = version.began.start if first else timewords.next_month(version.began.start)
             while timewords.next_month(month) <= until:
                 options.append((version, month))
                 month = timewords.next_month(month)
