@@ -2,7 +2,8 @@
 
     weight = α·importance + β·log(1 + frequency) + γ·exp(−Δt / τ_type) + δ·emotion + ε·feedback − ζ·stale
 
-Each term and the node prop it is computed from (README "How weight(node) is computed" says who writes them):
+Each term and the node prop it is computed from (README "Feedback, weight(node) and the event log" says who
+writes each prop):
 - importance: props.importance (R2G scores it per turn; an external agent may give it), 0.5 when absent;
 - frequency: props.frequency, the number of mentions R2G merged into the node (1 when absent);
 - recency: exp(−Δt/τ), Δt the reference time (now, or --now) minus props.recency (the latest evidence's time),
