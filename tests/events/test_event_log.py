@@ -127,3 +127,11 @@ def test_bad_filters_exit_2(isolated_home, cli, arguments, message):
     result = cli("events", *arguments)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_a_cold_events_command_loads_no_writer_nor_heavy_module(isolated_home):
+    from cli_testkit import cold_modules, unexpected
+
+    remember(isolated_home, FIRST)
+    modules = cold_modules(isolated_home, "events", "--json", "--keys")
+    assert unexpected(modules, "memctl.cli.events_cmd") == []

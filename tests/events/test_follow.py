@@ -12,6 +12,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from events_testkit import FIRST, SECOND, node_keys, open_memory, remember
 
 
@@ -52,11 +54,28 @@ def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
     assert "Traceback" not in errors and errors == ""
 
 
-def test_follow_resumes_after_a_sequence_number(isolated_home):
+class _Polls:
+    """follow()'s sleep: counts the polls, and ends a follower that would wait for good."""
+
+    def __init__(self, limit: int = 50):
+        self.count, self.limit = 0, limit
+
+    def __call__(self, _seconds: float) -> None:
+        self.count += 1
+        if self.count > self.limit:
+            raise TimeoutError("the follower saw nothing new")
+
+
+def test_follow_resumes_after_a_sequence_number_and_sees_each_later_commit_once(isolated_home):
+    from engine.store import Store
+    from memctl import event_log
+
     remember(isolated_home, FIRST)
-    with open_memory(isolated_home, writable=False) as memory:
-        follower = memory.follow_events(after=1, interval=0.01)
-        assert next(follower)["seq"] == 2
-        remember(isolated_home, SECOND)
-        assert next(follower)["seq"] == 3
-        follower.close()
+    tenant = str(isolated_home / "tenants" / "default")
+    polls = _Polls()
+    follower = event_log.follow(lambda: Store.open(tenant, writable=False), after=1, interval=0, sleep=polls)
+    assert next(follower).sequence == 2
+    remember(isolated_home, SECOND)
+    assert [next(follower).sequence for _ in range(2)] == [3, 4]
+    with pytest.raises(TimeoutError):
+        next(follower)  # nothing is printed twice
