@@ -135,3 +135,19 @@ def test_a_cold_events_command_loads_no_writer_nor_heavy_module(isolated_home):
     remember(isolated_home, FIRST)
     modules = cold_modules(isolated_home, "events", "--json", "--keys")
     assert unexpected(modules, "memctl.cli.events_cmd") == []
+
+
+def test_graph_writes_and_imports_log_what_they_created(isolated_home, cli, tmp_path):
+    assert cli("graph", "node", "add", "Concept:bluetooth", "Episode:e1").exit_code == 0
+    assert cli("graph", "edge", "add", "Episode:e1", "ABOUT", "Concept:bluetooth").exit_code == 0
+    lines = tmp_path / "graph.jsonl"
+    lines.write_text('{"kind": "node", "id": "Episode:e2", "type": "Episode"}\n'
+                     '{"kind": "node", "id": "Concept:bluetooth", "type": "Concept"}\n'
+                     '{"kind": "edge", "src": "Episode:e2", "type": "ABOUT", "dst": "Concept:bluetooth"}\n',
+                     encoding="utf-8")
+    assert cli("graph", "import", str(lines)).exit_code == 0
+    logged = [(event["type"], event["payload"]["keys"]) for event in events(isolated_home, keys=True)]
+    assert logged == [("NodeCreated", ["Concept:bluetooth", "Episode:e1"]),
+                      ("EdgeCreated", ['["Episode:e1","ABOUT","Concept:bluetooth"]']),
+                      ("NodeCreated", ["Episode:e2"]),
+                      ("EdgeCreated", ['["Episode:e2","ABOUT","Concept:bluetooth"]'])]
