@@ -24,6 +24,8 @@ def feedback(
     chosen = [name for name, given in (("pin", pin), ("unpin", unpin), ("up", up), ("down", down)) if given]
     if len(chosen) != 1:
         fail("give exactly one of --pin, --unpin, --up, --down")
+    with open_memory(context, writable=False, holder="memctl feedback") as memory:
+        memory.store  # noqa: B018 - a memory of a store never created is bad input: none is created for it
     with open_memory(context, writable=True, holder="memctl feedback") as memory:
         result = memory.feedback(key, chosen[0])
     if as_json:

@@ -106,3 +106,9 @@ def test_bad_input_exits_2_and_leaves_the_store_unchanged(isolated_home, alice, 
     assert result.exit_code == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert store_files(isolated_home) == before
+
+
+def test_feedback_on_a_store_never_created_exits_2_and_creates_nothing(isolated_home, cli):
+    result = cli("feedback", "ent_0123456789abcdef01234567", "--pin")
+    assert result.exit_code == 2
+    assert not isolated_home.exists()
