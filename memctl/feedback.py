@@ -31,6 +31,7 @@ def give_feedback(graph, config, key: str, action: str, now: float) -> dict:
     nothing changed), "refused" (None, or {"rule", "reason", "allowed_at"}), "weight" (weight(node) at `now`
     and its terms)}. InputError for an unknown action or memory."""
     from engine.errors import InputError
+    from memctl.recall.weight import explained_weight
 
     if action not in ACTIONS:
         raise InputError(f"unknown feedback action {action!r} (one of {', '.join(ACTIONS)})")
@@ -53,15 +54,7 @@ def give_feedback(graph, config, key: str, action: str, now: float) -> dict:
     node_type = graph.type_names("node").get(node["type"])
     return {"id": key, "action": action, "applied": refused is None, "pinned": bool(props.get("pinned")),
             "feedback": float(props.get("feedback") or 0.0), "change": change, "sequence": sequence,
-            "refused": refused, "weight": _weight(props, node_type, config.weights, now)}
-
-
-def _weight(props: dict, node_type: str | None, weights, now: float) -> dict:
-    from memctl.recall.weight import weight_terms, weighted_sum
-
-    terms = weight_terms(props, node_type, now, weights)
-    return {"value": round(weighted_sum(terms, weights), 6),
-            "terms": {name: round(value, 6) for name, value in terms.items()}}
+            "refused": refused, "weight": explained_weight(props, node_type, now, config.weights)}
 
 
 def _decide(props: dict, action: str, now: float, settings) -> tuple[float, dict | None]:

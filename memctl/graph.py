@@ -59,6 +59,22 @@ class Graph:
 
     # --- reads ------------------------------------------------------------------------------------------------
 
+    def show(self, key: str, now: float | None = None) -> dict:
+        """One node: {"key", "id", "type", "created_at", "updated_at", "props", "weight"}, the weight being
+        weight(node) at `now` (default: the clock) with each term and its coefficient (seed 001 §6.1)."""
+        import time
+
+        from engine.errors import InputError
+        from memctl.recall.weight import explained_weight
+
+        node = self._graph().node(key)
+        if node is None:
+            raise InputError(f"no node {key!r}", where="ID")
+        weight = explained_weight(node.props or {}, node.type, time.time() if now is None else now,
+                                  self._memory.config.weights)
+        return {"key": key, "id": node.id, "type": node.type, "created_at": node.created_at,
+                "updated_at": node.updated_at, "props": node.props or {}, "weight": weight}
+
     def neighbors(self, key: str, direction: str = "out", types=None, limit: int = 20) -> list[dict]:
         """The edges of node `key` (strongest first, degree-capped): [{"key", "type", "weight", …}]."""
         return self._graph().neighbors(key, direction, types, limit, self._cap()).rows()

@@ -31,6 +31,14 @@ def node_weight(props: dict, node_type: str | None, reference: float, weights) -
     return weighted_sum(terms, weights), terms["recency"]
 
 
+def explained_weight(props: dict, node_type: str | None, reference: float, weights) -> dict:
+    """weight(node) with its terms and their signed coefficients (`memctl graph show`, `memctl feedback`)."""
+    terms = weight_terms(props, node_type, reference, weights)
+    return {"value": round(weighted_sum(terms, weights), 6),
+            "terms": {name: round(value, 6) for name, value in terms.items()},
+            "coefficients": {term: sign * weights[coefficient] for term, (coefficient, sign) in COEFFICIENTS.items()}}
+
+
 def weighted_sum(terms: dict, weights) -> float:
     return sum(sign * weights[coefficient] * terms[term] for term, (coefficient, sign) in COEFFICIENTS.items())
 

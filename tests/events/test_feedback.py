@@ -112,3 +112,16 @@ def test_feedback_on_a_store_never_created_exits_2_and_creates_nothing(isolated_
     result = cli("feedback", "ent_0123456789abcdef01234567", "--pin")
     assert result.exit_code == 2
     assert not isolated_home.exists()
+
+
+def test_graph_show_prints_the_weight_and_its_terms(isolated_home, alice, cli):
+    feedback(isolated_home, alice, "up", T0)
+    shown = json.loads(cli("graph", "show", alice, "--now", "2030-03-17", "--json").stdout)
+    assert shown["type"] == "Entity" and shown["props"]["feedback"] == pytest.approx(0.3)
+    weight = shown["weight"]
+    assert weight["terms"]["feedback"] == pytest.approx(0.3) and weight["coefficients"]["stale"] == -0.1
+    assert weight["value"] == pytest.approx(sum(weight["coefficients"][name] * value
+                                                for name, value in weight["terms"].items()), abs=1e-5)
+    text = cli("graph", "show", alice).stdout
+    assert "+ 0.1·feedback 0.300" in text and "- 0.1·stale 0.000" in text
+    assert cli("graph", "show", "ent_0123456789abcdef01234567").exit_code == 2
