@@ -6,7 +6,8 @@ or neither is (one WAL record). Table `event.log`: key = the event's sequence nu
 hands the numbers out, so they increase by one per event across processes (one writer at a time).
 
 Events stay small (the store's size counts every byte): one NodeCreated and one EdgeCreated per commit, each
-naming the internal ids the commit created as one run, {"first": id, "count": n} (`read` adds their keys when asked). MANIFEST.spec §16 gives the layout.
+naming the internal ids the commit created as one run, {"first": id, "count": n} (`read` adds their keys when
+asked). MANIFEST.spec §16 gives the layout.
 """
 
 from __future__ import annotations

@@ -43,8 +43,9 @@ class Graph:
 
     def import_jsonl(self, source, batch_lines: int = 20_000, progress=None) -> dict:
         """Import nodes and edges from a JSONL path, "-" (stdin) or a binary stream, `batch_lines` lines per
-        atomic batch, each with its NodeCreated / EdgeCreated events: {"nodes", "edges", "lines", "batches"}. progress(bytes read) after each batch. A bad line
-        stops the import naming the file and line; earlier batches stay (keys make a re-run converge)."""
+        atomic batch, each with its NodeCreated / EdgeCreated events: {"nodes", "edges", "lines", "batches"}.
+        progress(bytes read) after each batch. A bad line stops the import naming the file and line; earlier
+        batches stay (keys make a re-run converge)."""
         from engine.graph.transfer import import_jsonl
         from memctl import event_log
 
