@@ -28,6 +28,7 @@ class Graph:
         batch: {"added_nodes": [key], "added_edges": [edge key]}. A bad key, an unknown endpoint or a bad
         weight stores nothing (InputError)."""
         from engine.errors import InputError
+        from memctl import event_log
 
         with self._graph().batch() as writer:
             for key in nodes:
@@ -37,23 +38,43 @@ class Graph:
                 writer.add_node(key, node_type)
             added_edges = [writer.add_edge(source, edge_type, target, weight=weight)
                            for source, edge_type, target in edges]
+            event_log.append_created(writer)
         return {"added_nodes": list(nodes), "added_edges": added_edges}
 
     def import_jsonl(self, source, batch_lines: int = 20_000, progress=None) -> dict:
         """Import nodes and edges from a JSONL path, "-" (stdin) or a binary stream, `batch_lines` lines per
-        atomic batch: {"nodes", "edges", "lines", "batches"}. progress(bytes read) after each batch. A bad line
-        stops the import naming the file and line; earlier batches stay (keys make a re-run converge)."""
+        atomic batch, each with its NodeCreated / EdgeCreated events: {"nodes", "edges", "lines", "batches"}.
+        progress(bytes read) after each batch. A bad line stops the import naming the file and line; earlier
+        batches stay (keys make a re-run converge)."""
         from engine.graph.transfer import import_jsonl
+        from memctl import event_log
 
         if source == "-":
             from memctl.standard_input import binary_stdin
 
             source = binary_stdin()
         report = import_jsonl(self._graph(), source, batch_lines,
-                              progress=None if progress is None else lambda done: progress(done.bytes))
+                              progress=None if progress is None else lambda done: progress(done.bytes),
+                              before_commit=event_log.append_created)
         return {"nodes": report.nodes, "edges": report.edges, "lines": report.lines, "batches": report.batches}
 
     # --- reads ------------------------------------------------------------------------------------------------
+
+    def show(self, key: str, now: float | None = None) -> dict:
+        """One node: {"key", "id", "type", "created_at", "updated_at", "props", "weight"}, the weight being
+        weight(node) at `now` (default: the clock) with each term and its coefficient (seed 001 §6.1)."""
+        import time
+
+        from engine.errors import InputError
+        from memctl.recall.weight import explained_weight
+
+        node = self._graph().node(key)
+        if node is None:
+            raise InputError(f"no node {key!r}", where="ID")
+        weight = explained_weight(node.props or {}, node.type, time.time() if now is None else now,
+                                  self._memory.config.weights)
+        return {"key": key, "id": node.id, "type": node.type, "created_at": node.created_at,
+                "updated_at": node.updated_at, "props": node.props or {}, "weight": weight}
 
     def neighbors(self, key: str, direction: str = "out", types=None, limit: int = 20) -> list[dict]:
         """The edges of node `key` (strongest first, degree-capped): [{"key", "type", "weight", …}]."""

@@ -173,6 +173,43 @@ class Memory:
             self._recaller = Recaller(self.store, self.config, self.tenant)
         return self._recaller
 
+    # --- feedback and events --------------------------------------------------------------------------------
+
+    def feedback(self, key: str, action: str, now: float | None = None) -> dict:
+        """Pin, unpin, upvote or downvote (action "pin", "unpin", "up", "down") the memory `key`, under seed
+        002's BOOST rules at time `now` (default: the clock), with its WeightUpdated event in the same batch. A
+        refused --up changes nothing and says why and when it is allowed. See memctl/feedback.py."""
+        import time
+
+        from engine.graph.api import GraphStore
+        from memctl.feedback import give_feedback
+
+        return give_feedback(GraphStore(self.store), self.config, key, action, time.time() if now is None else now)
+
+    def events(self, after: int = 0, since: float | None = None, types=None, keys: bool = False) -> list:
+        """The event log's events numbered above `after`, recorded at `since` (epoch seconds) or later, of
+        `types` (None: all), in order, as dicts; keys: NodeCreated / EdgeCreated name their keys too. See
+        memctl/event_log.py."""
+        from memctl import event_log
+
+        event_log.check_types(types)
+        return [event.as_dict() for event in event_log.read(self.store, after, since, types, keys)]
+
+    def follow_events(self, after: int = 0, since: float | None = None, types=None, keys: bool = False,
+                      interval: float = 0.5):
+        """events(), then every event committed later, as it comes: a reader snapshot taken every `interval`
+        seconds, which never blocks the writer. Never ends; the caller stops iterating."""
+        from memctl import event_log
+
+        event_log.check_types(types)
+        from engine.store import Store
+
+        def open_reader():
+            return Store.open(self.directory, writable=False, must_exist=True)
+
+        for event in event_log.follow(open_reader, after, since, types, keys, interval):
+            yield event.as_dict()
+
     # --- maintain and inspect -------------------------------------------------------------------------------
 
     @classmethod

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 TYPE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _TYPE_COUNTERS = {"node": GRAPH_NODE_TYPE_COUNTER, "edge": GRAPH_EDGE_TYPE_COUNTER}
+_ID_COUNTERS = {"node": GRAPH_NODE_COUNTER, "edge": GRAPH_EDGE_COUNTER}
 _ABSENT = object()
 
 
@@ -94,6 +95,14 @@ class GraphBatch:
         for counter, first in self._first_ids.items():
             reserved = self.batch.allocate(counter, self._next_ids[counter] - first)
             assert reserved == first, f"counter {counter} was also allocated outside this graph batch"
+
+    def created_ids(self, kind: str) -> range:
+        """The internal ids of the nodes ("node") or edges ("edge") this batch has created so far: ids are
+        allocated for new records only and never reused, so they are one run, whatever else the batch
+        updated."""
+        counter = _ID_COUNTERS[kind]
+        first = self._first_ids.get(counter)
+        return range(0) if first is None else range(first, self._next_ids[counter])
 
     def _put(self, table: str, key: str, value) -> None:
         self.batch.put(table, key, value)

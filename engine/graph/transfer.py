@@ -52,15 +52,17 @@ class ImportReport:
     bytes: int = 0  # of input read so far, for a progress bar over the file size
 
 
-def import_jsonl(graph, source, batch_lines: int = DEFAULT_BATCH_LINES, progress=None) -> ImportReport:
-    """Import nodes and edges from a JSONL path or binary/text stream; `progress(report)` after each batch."""
+def import_jsonl(graph, source, batch_lines: int = DEFAULT_BATCH_LINES, progress=None,
+                 before_commit=None) -> ImportReport:
+    """Import nodes and edges from a JSONL path or binary/text stream; `progress(report)` after each batch;
+    `before_commit(writer)` adds to each batch's GraphBatch what the caller commits with it."""
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as stream:
-            return _import_stream(graph, stream, os.fspath(source), batch_lines, progress)
-    return _import_stream(graph, source, getattr(source, "name", "<input>"), batch_lines, progress)
+            return _import_stream(graph, stream, os.fspath(source), batch_lines, progress, before_commit)
+    return _import_stream(graph, source, getattr(source, "name", "<input>"), batch_lines, progress, before_commit)
 
 
-def _import_stream(graph, stream, name: str, batch_lines: int, progress) -> ImportReport:
+def _import_stream(graph, stream, name: str, batch_lines: int, progress, before_commit) -> ImportReport:
     if batch_lines < 1:
         raise InputError("batch_lines must be at least 1")
     report = ImportReport()
@@ -70,7 +72,7 @@ def _import_stream(graph, stream, name: str, batch_lines: int, progress) -> Impo
             report.bytes += sum(map(len, lines))
             pending = _parse_lines(lines, name, report.lines + 1)
             if pending:
-                _write_batch(graph, pending, memo, name, report)
+                _write_batch(graph, pending, memo, name, report, before_commit)
             report.lines += len(lines)
             if progress is not None:
                 progress(report)
@@ -124,7 +126,7 @@ def _parse_line(line, where: str):
     return item
 
 
-def _write_batch(graph, pending: list, memo: ImportMemo, name: str, report: ImportReport) -> None:
+def _write_batch(graph, pending: list, memo: ImportMemo, name: str, report: ImportReport, before_commit) -> None:
     counts = {"node": 0, "edge": 0}
     done = f"; lines before {pending[0][0]} were imported" if report.batches else ""
     try:
@@ -138,6 +140,8 @@ def _write_batch(graph, pending: list, memo: ImportMemo, name: str, report: Impo
                         except InputError as error:
                             raise InputError(f"{error}{done}", f"{name}:{number}") from None
                 counts[kind] += len(run)
+            if before_commit is not None:
+                before_commit(writer)
     except InputError as error:
         if error.where is not None:
             raise

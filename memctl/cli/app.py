@@ -31,6 +31,7 @@ COMMANDS = {
     "r2g": (REMEMBER, "r2g_cmd:r2g"),
     "recall": (RECALL, "recall_cmd:recall_app"),
     "search": (RECALL, "search_cmd:search"),
+    "feedback": (REMEMBER, "feedback_cmd:feedback"),
     "check": (MAINTAIN, "store_cmd:check"),
     "compact": (MAINTAIN, "store_cmd:compact"),
     "migrate": (MAINTAIN, "store_cmd:migrate"),
@@ -38,6 +39,7 @@ COMMANDS = {
     "stats": (INSPECT, "store_cmd:stats"),
     "graph": (INSPECT, "graph_cmd:graph_app"),
     "raw": (INSPECT, "raw_cmd:raw_app"),
+    "events": (INSPECT, "events_cmd:events"),
     "config": (INSPECT, "config_cmd:config_app"),
 }
 

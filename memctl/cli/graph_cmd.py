@@ -19,7 +19,7 @@ QUERY = "Query"
 
 
 class GraphGroup(VerbGroup):
-    command_order = ("node", "edge", "import", "neighbors", "khop", "ppr", "stats", "export")
+    command_order = ("node", "edge", "import", "show", "neighbors", "khop", "ppr", "stats", "export")
 
 
 graph_app = typer.Typer(cls=GraphGroup, no_args_is_help=True, invoke_without_command=True)
@@ -87,6 +87,37 @@ def edge_add(
     Example: memctl graph edge add Episode:e1 ABOUT "Concept:Win11蓝牙故障" --weight 0.7
     """
     _show(_add(context, [], [(source, edge_type, target)], weight), as_json)
+
+
+@graph_app.command("show", rich_help_panel=QUERY)
+def show_command(
+    context: typer.Context,
+    key: str = typer.Argument(..., metavar="ID", help="Node key."),
+    now: str = typer.Option(None, "--now", metavar="T", help="Reference time of recency (ISO; default: now)."),
+    as_json: bool = _json_option(),
+) -> None:
+    """Show a node: type, properties, and weight(node) with each term of seed 001 §6.1 (importance, frequency,
+    recency, emotion, feedback, stale) and its coefficient.
+
+    Example: memctl graph show ent_c9893d815756c99e17bcfbb6 --now 2024-05-01
+    """
+    import json
+
+    from memctl.isotime import parse_time
+
+    moment = None if now is None else parse_time(now, "--now", end_of_day=False)
+    with open_memory(context, writable=False, holder="memctl graph show") as memory:
+        shown = memory.graph.show(key, moment)
+    if as_json:
+        print_json(shown)
+        return
+    typer.echo(f"{shown['type']} {shown['key']} (id {shown['id']})")
+    for name, value in shown["props"].items():
+        typer.echo(f"  {name}: {json.dumps(value, ensure_ascii=False)}")
+    weight = shown["weight"]
+    typer.echo(f"weight {weight['value']:.4f} = " + " ".join(
+        f"{'+' if coefficient >= 0 else '-'} {abs(coefficient):g}·{name} {weight['terms'][name]:.3f}"
+        for name, coefficient in weight["coefficients"].items()))
 
 
 @graph_app.command("neighbors", rich_help_panel=QUERY)

@@ -10,6 +10,8 @@ from collections import Counter
 from itertools import groupby
 
 from engine.graph.keys import edge_key
+from memctl import event_log
+from memctl.feedback import USER_PROPS
 from memctl.r2g.merge import merge
 from memctl.r2g.recent import Recent
 
@@ -57,6 +59,7 @@ class GraphDraft:
         self.records: list = []  # (table, key, value or None to delete) of the caller's own tables
         self.created: set = set()  # keys of nodes that did not exist before this batch
         self.stored: dict = {}  # key → (id, created_at) of the existing nodes this batch read
+        self.kept: dict = {}  # key → the stored node's feedback props (memctl.feedback.USER_PROPS)
         self.nodes_created: Counter = Counter()
         self.edges_written: Counter = Counter()
 
@@ -73,6 +76,9 @@ class GraphDraft:
             entry[1].append(props)
             return False
         stored = self.stored_props(key)
+        kept = {name: stored[name] for name in USER_PROPS if name in stored} if stored else None
+        if kept:
+            self.kept[key] = kept
         if stored is not None and self.rewritten is not None and key not in self.rewritten.nodes:
             stored = None  # a rebuild's old version: replaced
         elif stored is None:
@@ -93,6 +99,9 @@ class GraphDraft:
         entry = self.nodes[key]
         if len(entry[1]) > 1:
             entry[1] = [merge(entry[0], entry[1])]
+        kept = self.kept.get(key)
+        if kept and any(entry[1][0].get(name) != value for name, value in kept.items()):
+            entry[1] = [{**entry[1][0], **kept}]  # what the user gave survives a merge and a rebuild
         return entry[1][0]
 
     def stored_props(self, key: str) -> dict | None:
@@ -161,6 +170,7 @@ class GraphDraft:
                     writer.batch.delete(table, key)
                 else:
                     writer.batch.put(table, key, value)
+            event_log.append_created(writer)
         if self.rewritten is not None:
             self.rewritten.nodes.update(self.nodes)
             self.rewritten.edges.update(self.edges)

@@ -33,6 +33,7 @@ INGEST = "memctl/ingest/api.py"
 BUILDER = "memctl/r2g/builder.py"
 EMIT = "memctl/r2g/emit.py"
 IMPORTANCE = "memctl/r2g/extract.py"
+FEEDBACK = "memctl/feedback.py"
 
 LAMBDA_SOURCE = (
     "measured with tools/eval_locomo.py on LoCoMo and MemDaily dev (ablations in tools/bench/RESULTS.md), not "
@@ -54,6 +55,7 @@ SECTIONS = {
     "ingest": "Input limits and chunk sizes of `memctl ingest` (seed 001 §3.0).",
     "engine": "The storage engine.",
     "r2g": "Conversion of raw chunks into the memory graph, `memctl r2g` (seed 001 §4.x R2G).",
+    "feedback": "`memctl feedback`: pins and votes feeding weight(node)'s ε term (seed 002's BOOST rules).",
 }
 
 
@@ -180,6 +182,13 @@ KEYS: tuple = (
          "Meta": 180.0},
         "seed 001 §15 appendix A (τ_Episode 14 d, τ_Fact 90 d, τ_Concept 180 d); the other types ours",
         (WEIGHT,), "τ of recency per node type, in days."),
+    # --- feedback -------------------------------------------------------------------------------------------
+    Key("feedback.boost", SHARE, 0.3, "seed 002 ([BOOST:mem_id] → +0.3)", (FEEDBACK,),
+        "What one `--up` adds to a memory's feedback (and one `--down` takes away)."),
+    Key("feedback.cooldown_hours", Number(0.0, 8760.0), 2.0, "seed 002 (BOOST 冷却期: 2 小时内只算 1 次)",
+        (FEEDBACK,), "A memory's next --up counts only this long after its last one."),
+    Key("feedback.daily_cap", Number(0.0, 100.0), 1.0, "seed 002 (BOOST 每日上限 +1.0)", (FEEDBACK,),
+        "At most this much --up per memory in any 24 hours."),
     # --- graph ----------------------------------------------------------------------------------------------
     Key("graph.edge_weights", MapOf(EDGE_TYPES, Number(0.0, 100.0)),
         {"ABOUT": 1.0, "SUPPORTS": 0.8, "SIMILAR_TO": 0.5, "TEMPORAL_NEXT": 0.3},

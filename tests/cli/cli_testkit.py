@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 COMMAND_MODULES = ("memctl.cli.config_cmd", "memctl.cli.graph_cmd", "memctl.cli.index_cmd", "memctl.cli.ingest_cmd",
                    "memctl.cli.r2g_cmd", "memctl.cli.raw_cmd", "memctl.cli.recall_cmd", "memctl.cli.search_cmd",
-                   "memctl.cli.store_cmd")
+                   "memctl.cli.store_cmd", "memctl.cli.events_cmd", "memctl.cli.feedback_cmd")
 WRITING_MODULES = ("engine.raw.writer", "engine.graph.batch", "engine.text.pieces")
 # numba and jieba (seconds to load), the writers, the stages a reader does not run, rich (every probe prints
 # JSON) and numpy.ma (np.unique and np.isin import it: engine.arrays does without).

@@ -66,9 +66,9 @@ def test_top_level_help_groups_commands_by_what_a_user_does(cli):
     commands = {title: rows for title, rows in shown.items() if title not in ("Options",)}
     assert list(commands) == ["Store: raw conversations and documents", "Remember: raw → memory graph",
                               "Recall and search", "Maintain", "Inspect"]
-    assert list(commands.values()) == [["ingest", "index"], ["remember", "r2g"], ["recall", "search"],
+    assert list(commands.values()) == [["ingest", "index"], ["remember", "r2g", "feedback"], ["recall", "search"],
                                        ["check", "compact", "migrate", "repair"],
-                                       ["stats", "graph", "raw", "config"]]
+                                       ["stats", "graph", "raw", "events", "config"]]
 
 
 @pytest.mark.parametrize("command, shown, hidden", [

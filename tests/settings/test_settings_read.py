@@ -63,6 +63,8 @@ def test_every_key_is_read_by_some_command(cli, tmp_path, reads):
         assert result.exit_code == 0, (arguments, result.stderr)
     episode = json.loads(cli("recall", "--q", "Red Line", "--json").stdout)["results"][0]["id"]
     assert cli("graph", "--khop", episode).exit_code == 0
+    assert cli("feedback", episode, "--up").exit_code == 0
+    assert cli("feedback", episode, "--up").exit_code == 1  # within the cooldown
     raw_id = json.loads(cli("raw", "ls", "--json").stdout)[0]["raw_id"]
     assert cli("raw", "cat", raw_id).exit_code == 0
     assert set(BY_NAME) - reads == set()

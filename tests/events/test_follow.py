@@ -1,0 +1,81 @@
+"""`memctl events --follow`: a reader that sees later commits, never blocks the writer, and ends cleanly on
+Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from events_testkit import FIRST, SECOND, node_keys, open_memory, remember
+
+
+class _Lines:
+    """The lines a process prints, read on a thread so that waiting for one can time out."""
+
+    def __init__(self, stream):
+        self.queue: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [self.queue.put(line) for line in stream], daemon=True).start()
+
+    def next_event(self, timeout: float = 20.0) -> dict:
+        return json.loads(self.queue.get(timeout=timeout))
+
+
+def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
+    remember(isolated_home, FIRST)
+    process = subprocess.Popen([sys.executable, "-m", "memctl", "--home", str(isolated_home), "events", "--follow",
+                                "--json", "--interval", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "MEMCTL_FAILPOINT": ""})
+    lines = _Lines(process.stdout)
+    try:
+        assert [lines.next_event()["seq"] for _ in range(2)] == [1, 2]
+        started = time.monotonic()
+        remember(isolated_home, SECOND)  # a writer, while the follower polls: not blocked (no --wait)
+        key = sorted(node_keys(isolated_home))[0]
+        with open_memory(isolated_home) as memory:
+            memory.feedback(key, "pin")
+        assert time.monotonic() - started < 10
+        later = [lines.next_event() for _ in range(3)]
+        assert [(event["seq"], event["type"]) for event in later] == [
+            (3, "NodeCreated"), (4, "EdgeCreated"), (5, "WeightUpdated")]
+        assert later[2]["payload"]["id"] == key
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+    errors = process.stderr.read()
+    assert process.returncode == 0
+    assert "Traceback" not in errors and errors == ""
+
+
+class _Polls:
+    """follow()'s sleep: counts the polls, and ends a follower that would wait for good."""
+
+    def __init__(self, limit: int = 50):
+        self.count, self.limit = 0, limit
+
+    def __call__(self, _seconds: float) -> None:
+        self.count += 1
+        if self.count > self.limit:
+            raise TimeoutError("the follower saw nothing new")
+
+
+def test_follow_resumes_after_a_sequence_number_and_sees_each_later_commit_once(isolated_home):
+    from engine.store import Store
+    from memctl import event_log
+
+    remember(isolated_home, FIRST)
+    tenant = str(isolated_home / "tenants" / "default")
+    polls = _Polls()
+    follower = event_log.follow(lambda: Store.open(tenant, writable=False), after=1, interval=0, sleep=polls)
+    assert next(follower).sequence == 2
+    remember(isolated_home, SECOND)
+    assert [next(follower).sequence for _ in range(2)] == [3, 4]
+    with pytest.raises(TimeoutError):
+        next(follower)  # nothing is printed twice
