@@ -11,7 +11,7 @@ Node keys are the deterministic ids of memctl.model, so a rebuild regenerates th
 - slot Fact node_id(Fact, tenant, "slot", subject entity key, slot, normalised value, polarity): an attribute
            statement (memctl/r2g/slots.py), one node per claim however often and whenever it is made; props
            attributes {subject, subject_type, slot, slot_surface, lexicon, value, value_entity?, polarity,
-           time?}, title "<subject> <slot as written>: <value>" ("formerly"/"not" before a value ended or
+           kind (set | change | end | add | stop: memctl/r2g/changes.py), time?}, title "<subject> <slot as written>: <value>" ("formerly"/"not" before a value ended or
            denied), keywords the slot as written and the value;
 - Preference  fingerprint(holder | polarity | object), without a time bucket: a standing wish repeated later is
            the same preference;
@@ -338,7 +338,7 @@ class TurnEmitter:
                       slot.polarity)
         attributes = {"subject": subject.canonical, "subject_type": subject.type, "slot": slot.slot,
                       "slot_surface": slot.slot_surface, "lexicon": slot.lexicon, "value": slot.value,
-                      "polarity": slot.polarity, "first_seen": context.first_seen(slot.start)}
+                      "polarity": slot.polarity, "kind": slot.kind, "first_seen": context.first_seen(slot.start)}
         if value_target is not None:
             attributes["value_entity"] = value_target[1]
         if slot.time is not None:
