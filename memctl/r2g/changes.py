@@ -58,6 +58,7 @@ class Phrase:
     kind: str  # one of PHRASE_KINDS
     pattern: re.Pattern  # the phrase, its value (when it has one) as the group "z"
     value: str | None  # the fact's value when the phrase fixes it ("" for none); None: the sentence's words
+    value_last: bool  # the value runs to the clause's end (its words after the value are the clause's own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,48 +98,67 @@ def _clauses(state):
 
 def _clause_statements(state, rules: Rules, start: int, end: int) -> list[SlotFact]:
     markers = rules.markers[state.lang]
-    clause = state.text[start:end]
-    if _holds(clause, markers["not_in_clause"], state.lang):
+    if _holds(state.text[start:end], markers["not_in_clause"], state.lang):
         return []
     found: list[SlotFact] = []
+    read: list[tuple[int, int]] = []  # each statement's words, phrase to value: no other statement reads them
     for phrase in rules.phrases[state.lang]:
         if any(fact.slot == phrase.spec.name for fact in found):
             continue
-        for match in phrase.pattern.finditer(state.text, start, end):
+        position = start
+        while (match := phrase.pattern.search(state.text, position, end)) is not None:
+            position = match.start() + 1  # overlapping: "做完手术以后我就不打网球了" holds 做… and 打…
+            if any(match.start() < read_end and read_start < match.end() for read_start, read_end in read):
+                continue
             fact = _statement(state, rules, phrase, match, start, end)
-            if fact is not None and (phrase.value is not None or not any(
-                    other.value and other.value_start < fact.value_end and fact.value_start < other.value_end
-                    for other in found)):
+            if fact is not None:
                 found.append(fact)
+                read.append((match.start(), max(fact.value_end, match.start("z")) if phrase.value_last
+                             else match.end()))
                 break
     return found
 
 
 def _statement(state, rules: Rules, phrase: Phrase, match, start: int, end: int) -> SlotFact | None:
     markers = rules.markers[state.lang]
-    if _holds(state.text[start: match.start()], markers["not_a_change"], state.lang):
-        return None
     reading = (_english_holder if state.lang != "zh" else _chinese_holder)(state, markers, start, match.start())
     if reading is None:
         return None
     holder, negated = reading
+    if phrase.value is not None:
+        if not _ends_clause(state, markers, match.end(), end):
+            return None
+        value_start, value_end = (match.start(), match.end()) if phrase.value else (match.end(), match.end())
+    else:
+        span = _fitting_value(state, rules, phrase.spec,
+                              *_value_span(state, markers, match.start("z"), match.end("z")))
+        if span is None:
+            return None
+        value_start, value_end = span
+    # "I'm not vegan": a negation between the phrase's first word and its value
+    negated = negated or _negated_within(state, markers, match.start(), max(value_start, match.start("z") if
+                                                                           phrase.value is None else match.end()))
     kind, polarity = _kind_and_polarity(state, markers, phrase, negated, start, end)
     if kind is None:
         return None
     written = re.sub(r"\s+", " ", state.text[match.start(): match.start("z")] if phrase.value is None
                      else match.group()).strip()
     if phrase.value is not None:
-        return _fixed(state, markers, phrase, holder, written, match, start, end, kind, polarity)
-    span = _fitting_value(state, rules, phrase.spec, *_value_span(state, markers, match.start("z"), match.end("z")))
-    if span is None:
-        return None
-    value_start, value_end = span
-    person = phrase.spec.value_kind == "person"
+        return SlotFact(holder, phrase.spec.name, written, True, phrase.value, value_start, value_end, polarity,
+                        start, end, 0.8, time=statement_time(state, start, end, value_start, value_end), kind=kind,
+                        statement=True)
     fact = slot_fact(state, holder, phrase.spec, written, value_start, value_end, start, end, polarity,
-                     needs_person=person, kind=kind)
+                     needs_person=phrase.spec.value_kind == "person", kind=kind)
     if fact is not None:
         fact.statement = True
     return fact
+
+
+def _negated_within(state, markers, start: int, end: int) -> bool:
+    if state.lang == "zh":
+        return False  # a Chinese negation stands before the verb (不养猫了): the holder's reading finds it
+    return any(word.lower().replace("’", "'") in markers["negation_words"]
+               for word in _EN_TOKEN.findall(state.text[start:end]))
 
 
 def _kind_and_polarity(state, markers, phrase: Phrase, negated: bool, start: int, end: int) -> tuple:
@@ -162,7 +182,8 @@ def _kind_and_polarity(state, markers, phrase: Phrase, negated: bool, start: int
 def _new_state(state, markers, start: int, end: int) -> bool:
     """A state the clause says is new: "… now", "since March …", 现在…, 从三月份起…, …了."""
     clause = state.text[start:end]
-    if _holds(clause, markers["now"], state.lang) or (state.lang == "zh" and _ZH_ENDS_IN_LE.search(clause)):
+    if _holds(clause, markers["now"], state.lang) or (
+            state.lang == "zh" and _ZH_ENDS_IN_LE.search(clause) and not _ZH_DURATION_LE.search(clause)):
         return True
     return any(start <= time.start < end and _SINCE[state.lang].search(state.text[start: time.start])
                for time in state.times)
@@ -172,17 +193,7 @@ _SINCE = {"en": re.compile(r"\bsince\s+$", re.IGNORECASE), "zh": re.compile(r"(?
 
 
 _ZH_ENDS_IN_LE = re.compile(r"[了啦][。！!～~…\s]*$")
-
-
-def _fixed(state, markers, phrase, holder, written, match, start, end, kind, polarity) -> SlotFact | None:
-    """A phrase that fixes its value ("got married": married) or has none ("broke up"): nothing but time words
-    and the words that end a value may follow it in the clause."""
-    if not _ends_clause(state, markers, match.end(), end):
-        return None
-    value_start, value_end = (match.start(), match.end()) if phrase.value else (match.end(), match.end())
-    return SlotFact(holder, phrase.spec.name, written, True, phrase.value, value_start, value_end, polarity, start,
-                    end, 0.8, time=statement_time(state, start, end, value_start, value_end), kind=kind,
-                    statement=True)
+_ZH_DURATION_LE = re.compile(r"[0-9一二两三四五六七八九十几多]+个?(?:年|月|天|星期|周)了[。！!～~…\s]*$")  # 吃素十几年了: a state
 
 
 def _ends_clause(state, markers, position: int, end: int) -> bool:
@@ -210,6 +221,8 @@ def _english_holder(state, markers, start: int, phrase_start: int) -> tuple | No
     tokens = [(match.group().lower().replace("’", "'"), start + match.start(), start + match.end())
               for match in _EN_TOKEN.finditer(_without_times(state, start, phrase_start))]
     index = _skip_words(tokens, 0, markers["lead"])
+    if _holds(" ".join(word for word, _, _ in tokens[index:]), markers["not_a_change"], "en"):
+        return None
     holder, index = _english_subject(state, markers, tokens, index, start)
     if holder is None:
         return None
@@ -298,6 +311,8 @@ def _chinese_holder(state, markers, start: int, phrase_start: int) -> tuple | No
     text = _without_times(state, start, phrase_start)
     lead = markers["lead_pattern"].match(text)
     skip = lead.end() if lead else 0
+    if _holds(text, markers["not_a_change"], "zh"):
+        return None
     for holder, rest in _chinese_subjects(state, markers, text[skip:], start + skip):
         if markers["between_pattern"].fullmatch(rest):
             return holder, any(word in rest for word in markers["negation"])
@@ -331,9 +346,16 @@ def _chinese_relatives(state, markers, text: str, start: int, mine: int):
             continue
         after = mine + width
         named = _person_at(state, start + after)
+        nickname = _ZH_NICKNAME.match(text, after)
         if named is not None:
             yield named, text[after + named.end - named.start:]
+        elif nickname is not None:  # 我朋友小敏: a name the analyser missed
+            yield (Mention(nickname.group(), start + after, start + nickname.end(), "Person", nickname.group(),
+                           confidence=0.6), text[nickname.end():])
         yield relative_holder(state, noun, start, start + after, person=True), text[after:]
+
+
+_ZH_NICKNAME = re.compile(r"[小老阿][\u4e00-\u9fff]")
 
 
 def _person_at(state, start: int):
@@ -401,6 +423,10 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
     value = state.text[start:end]
     if not value or (state.lang == "zh" and (len(value) > MAX_ZH_VALUE_CHARS or value.startswith("的"))):
         return None  # 住在的那个…: no value follows
+    excluded = rules.excluded.get((spec.name, state.lang), ())
+    if value.endswith(excluded) if state.lang == "zh" else any(
+            f" {word} " in " " + " ".join(value.lower().split()) + " " for word in excluded):
+        return None
     listed = rules.values.get((spec.name, state.lang))
     if listed is not None:
         found = _listed_span(state, listed, start, end)
@@ -408,12 +434,8 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
             return None
         start, end = found
         value = state.text[start:end]
-    excluded = rules.excluded.get((spec.name, state.lang), ())
     if state.lang == "zh":
-        return None if value.endswith(excluded) or not _zh_kind_fits(state, spec, start, end) else (start, end)
-    words = " " + " ".join(value.lower().split()) + " "
-    if any(f" {word} " in words for word in excluded):
-        return None
+        return (start, end) if _zh_kind_fits(state, spec, start, end) else None
     if spec.value_kind in ("place", "organisation") and not (
             value[:1].isupper() or value[:1].isdigit()
             or (spec.value_kind == "organisation" and state.text[:start].lower().endswith("the "))):
@@ -470,7 +492,8 @@ def change_rules() -> Rules:
         if spec is None or not isinstance(entry, dict):
             _refuse(f"statements.{name}", "a slot of slots.yaml mapped to its phrases")
         for lang in LANGUAGES:
-            for kind, listed in (entry.get(lang) or {}).items():
+            # the kinds that tell a change first: 养了一只猫 is an addition before it is a state (养…)
+            for kind, listed in sorted((entry.get(lang) or {}).items(), key=lambda item: _kind_order(item[0])):
                 where = f"statements.{name}.{lang}.{kind}"
                 for item in _word_list(listed, where, True):
                     phrase, start = _phrase(spec, kind, item, lang, where)
@@ -483,6 +506,10 @@ def change_rules() -> Rules:
     any_phrase = {lang: re.compile("|".join(f"(?:{start})" for start in found) or "(?!)", _flags(lang))
                   for lang, found in starts.items()}
     return Rules({lang: tuple(found) for lang, found in phrases.items()}, any_phrase, values, excluded, markers)
+
+
+def _kind_order(kind) -> int:
+    return ("change", "end", "add", "stop", "set").index(kind) if kind in PHRASE_KINDS else -1
 
 
 def _markers(entry, lang: str) -> dict:
@@ -502,7 +529,8 @@ def _markers(entry, lang: str) -> dict:
 
 
 def _phrase(spec: SlotSpec, kind: str, item, lang: str, where: str) -> tuple[Phrase, str]:
-    """The phrase, and the expression of its words before the value (what the cheap first test looks for)."""
+    """The phrase, and the expression of its words before the value, or after it when none are before (what
+    the cheap first test looks for)."""
     if kind not in PHRASE_KINDS:
         _refuse(where, f"a kind among {', '.join(PHRASE_KINDS)}")
     fixed = None
@@ -523,7 +551,8 @@ def _phrase(spec: SlotSpec, kind: str, item, lang: str, where: str) -> tuple[Phr
     if lang == "en":
         source = rf"(?:(?<=\w)(?=['’])|(?<![\w'’]))(?:{source})" + (r"(?![\w'’])" if fixed is not None else "")
     try:
-        return Phrase(spec, kind, re.compile(source, _flags(lang)), fixed), re.compile(before).pattern
+        phrase = Phrase(spec, kind, re.compile(source, _flags(lang)), fixed, fixed is None and not after)
+        return phrase, re.compile(before or after).pattern
     except re.error as error:
         _refuse(where, f"a regular expression ({error}): {item!r}")
 
