@@ -517,6 +517,8 @@ def _markers(entry, lang: str) -> dict:
         _refuse(f"markers.{lang}", f"a mapping of {', '.join(MARKER_KEYS)} to word lists")
     found = {key: tuple(sorted(_word_list(entry.get(key) or [], f"markers.{lang}.{key}"), key=len, reverse=True))
              for key in MARKER_KEYS}
+    if lang == "en" and "i" not in found["holders_self"]:
+        found["holders_self"] += ("i",)  # the speaker, always
     found["between_words"] = frozenset(word for phrase in found["between"] for word in phrase.split())
     found["negation_words"] = frozenset(word for phrase in found["negation"] for word in phrase.split())
     if lang == "zh":  # Chinese lead and between entries are regular expressions
