@@ -221,8 +221,6 @@ def _english_holder(state, markers, start: int, phrase_start: int) -> tuple | No
     tokens = [(match.group().lower().replace("’", "'"), start + match.start(), start + match.end())
               for match in _EN_TOKEN.finditer(_without_times(state, start, phrase_start))]
     index = _skip_words(tokens, 0, markers["lead"])
-    if _holds(" ".join(word for word, _, _ in tokens[index:]), markers["not_a_change"], "en"):
-        return None
     holder, index = _english_subject(state, markers, tokens, index, start)
     if holder is None:
         return None

@@ -95,6 +95,7 @@ def test_chinese_statements_have_their_kind(text, expected):
     ("我姐搬到了苏州。", "用户", [("用户的姐", "residence", "苏州", "change", "stated")]),
     ("我同事老刘离职了。", "用户", [("老刘", "employer", "", "end", "ended")]),
     ("我的上司入职了腾讯。", "用户", [("用户的上司", "employer", "腾讯", "change", "stated")]),
+    ("我同学小周搬到了厦门。", "用户", [("小周", "residence", "厦门", "change", "stated")]),  # a name missed
 ])
 def test_the_holder_is_the_speaker_their_relative_or_a_person_named(text, speaker, expected):
     assert _facts(text, speaker) == expected
@@ -123,12 +124,15 @@ def test_the_statement_keeps_its_own_time(text, expected):
     "I miss Boston's food.",
     "She moved to Denver.",  # someone the sentence does not name
     "I picked up my kids.",
+    "So we broke up the fight.",  # a phrase without a value ends its clause
     "打算明年换工作。",
     "如果搬到上海，我就买车。",
     "以前住在北京的时候，我天天挤地铁。",
     "你搬到杭州了吗",
     "他辞职了。",
     "我在家工作。",  # 家 is no employer
+    "我们搬到了新房子。",  # no place named
+    "要是以后搬到上海，就方便了。",
 ])
 def test_what_is_no_statement_gives_no_fact(text):
     assert _facts(text, speaker="用户" if not text.isascii() else "Jon") == []
