@@ -174,16 +174,18 @@ def _kind_and_polarity(state, markers, phrase: Phrase, negated: bool, start: int
         return ("set", NEGATED) if phrase.kind == "set" else (None, None)
     if phrase.kind in ("end", "stop"):
         return phrase.kind, ENDED
-    if phrase.kind == "set" and _new_state(state, markers, start, end):
+    if phrase.kind == "set" and _new_state(state, markers, start, end, multi):
         return ("add" if multi else "change"), STATED
     return phrase.kind, STATED
 
 
-def _new_state(state, markers, start: int, end: int) -> bool:
-    """A state the clause says is new: "… now", "since March …", 现在…, 从三月份起…, …了."""
+def _new_state(state, markers, start: int, end: int, multi: bool) -> bool:
+    """A state the clause says is new: "… now", "since March …", 现在…, 从三月份起…, and on a single-valued slot
+    …了 (我住在杭州了; 我今天打篮球了 tells a game, not a new pastime)."""
     clause = state.text[start:end]
     if _holds(clause, markers["now"], state.lang) or (
-            state.lang == "zh" and _ZH_ENDS_IN_LE.search(clause) and not _ZH_DURATION_LE.search(clause)):
+            state.lang == "zh" and not multi and _ZH_ENDS_IN_LE.search(clause)
+            and not _ZH_DURATION_LE.search(clause)):
         return True
     return any(start <= time.start < end and _SINCE[state.lang].search(state.text[start: time.start])
                for time in state.times)
@@ -274,7 +276,8 @@ def _english_name(state, tokens: list, index: int) -> tuple:
     end = index
     if named is None:
         while (end < len(tokens) and end - index < 3 and state.text[tokens[end][1]].isupper()
-               and tokens[end][0] not in english_function_words() and tokens[end][0] != "i"):
+               and tokens[end][0] not in english_function_words() and not tokens[end][0].startswith(("i'", "i’"))
+               and tokens[end][0] != "i"):
             end += 1
         if end == index:
             return None, index
@@ -436,8 +439,8 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
         return (start, end) if _zh_kind_fits(state, spec, start, end) else None
     if spec.value_kind in ("place", "organisation") and not (
             value[:1].isupper() or value[:1].isdigit()
-            or (spec.value_kind == "organisation" and state.text[:start].lower().endswith("the "))):
-        return None  # "moved to a bigger place"; but "my job at the bakery" names one
+            or (spec.value_kind == "organisation" and state.text[:start].lower().endswith(("at the ", "for the ")))):
+        return None  # "moved to a bigger place", "left the party"; but "my job at the bakery" names one
     return start, end
 
 
