@@ -11,16 +11,20 @@ before it in the clause is a holder followed by nothing but `between` words, neg
     the speaker's X (X a person slot noun)   my sister                       我姐姐, 我的上司, 姐姐
     a person the analyser named              Melanie                         陈梦婷
 
-Kind and polarity: the phrase's kind (end and stop: polarity "ended"; former: kind set, polarity "ended"). A
-negated set phrase is a negated fact ("I don't have a car"); when the clause says it holds no longer ("I don't
-work at Acme anymore", 不再…, 不养猫了) a negated set or add phrase ends its value (end; stop on a multi-valued
-slot). Other negated phrases state nothing ("I didn't move"). A Chinese set phrase in a clause ending in 了 tells
-a new value (我现在住在杭州了: change; add on a multi-valued slot).
+Kind and polarity: the phrase's kind (end and stop: polarity "ended"); the phrases that tell a change are tried
+before those of a state. A negated set phrase is a negated fact ("I don't have a car", "I'm not vegan"); when the
+clause says it holds no longer ("I don't work at Acme anymore", 不再…, 不养猫了) a negated set or add phrase ends
+its value (end; stop on a multi-valued slot). Other negated phrases state nothing ("I didn't move"). A set phrase
+tells a new value (change; add on a multi-valued slot) with "now", 现在, "since <time>", 从<time>起, and on a
+single-valued slot in a Chinese clause ending in 了 (我住在杭州了; not after a duration: 吃素十几年了).
 
-Not statements: a clause with a not_a_change word before the phrase (might, if, when, 打算, 如果) or a future word
-anywhere in it (next, 明年); a holder that is someone else (he, you, 他); a value that cannot be the slot's (the
-checks of memctl/r2g/slots.py, `values`, `excluded`, an English place or organisation without a capital). One
-fact per slot and clause, and a value span one slot took is no other's (sport before hobby).
+Not statements: a clause whose words before the phrase are no holder and between words ("I might move", "if we
+moved", "when I lived in …"), with a Chinese not_a_change word before the phrase (打算, 如果, 以前) or a
+not_in_clause word anywhere (next, "used to", 明年, 的时候); a holder that is someone else (he, you, 他); a value
+that cannot be the slot's (the checks of memctl/r2g/slots.py, `values`, `excluded`, an English place or
+organisation without a capital, a Chinese place the analyser does not know). One fact per slot and clause, and
+words one statement read (phrase to value) are no other's: "I gave up squash" is a sport, not also a hobby.
+Statements keep the clause's event facts (memctl/r2g/extract.py): "we moved to Denver" is an event as well.
 """
 
 from __future__ import annotations

@@ -48,12 +48,14 @@ def _times(text: str, speaker: str = "Jon") -> list[tuple]:
     ("I don't work at Initech anymore.", [("Jon", "employer", "Initech", "end", "ended")]),
     ("We broke up.", [("Jon", "partner", "", "end", "ended")]),
     ("I sold my Honda.", [("Jon", "vehicle", "Honda", "end", "ended")]),
+    ("I no longer work for Initech.", [("Jon", "employer", "Initech", "end", "ended")]),
     # add and stop: a multi-valued slot gains or loses a value
     ("We adopted a kitten.", [("Jon", "pet", "kitten", "add", "stated")]),
     ("I started learning Korean.", [("Jon", "language_studied", "Korean", "add", "stated")]),
     ("I took up pottery.", [("Jon", "hobby", "pottery", "add", "stated")]),
     ("I gave up squash.", [("Jon", "sport", "squash", "stop", "ended")]),  # a sport, not also a hobby
     ("I'm not into chess anymore.", [("Jon", "hobby", "chess", "stop", "ended")]),
+    ("Sadly our cat passed away.", [("Jon", "pet", "cat", "stop", "ended")]),  # the value before the verb
     # negations: a denied state stays a set
     ("I don't have a car.", [("Jon", "vehicle", "car", "set", "negated")]),
     ("I'm not vegan.", [("Jon", "diet", "vegan", "set", "negated")]),
@@ -80,6 +82,8 @@ def test_english_statements_have_their_kind(text, expected):
     ("我不再住在北京。", [("用户", "residence", "北京", "end", "ended")]),
     ("我吃素好几年了。", [("用户", "diet", "素", "set", "stated")]),  # a duration: a state, no change
     ("我换了一台新电脑。", [("用户", "device", "电脑", "change", "stated")]),
+    ("我不在腾讯上班了。", [("用户", "employer", "腾讯", "end", "ended")]),
+    ("我今天打篮球了。", [("用户", "sport", "篮球", "set", "stated")]),  # a game played, no new pastime
     ("我家有一只柯基。", [("用户", "pet", "柯基", "set", "stated")]),  # 我家有… is no address
 ])
 def test_chinese_statements_have_their_kind(text, expected):
@@ -124,6 +128,8 @@ def test_the_statement_keeps_its_own_time(text, expected):
     "I miss Boston's food.",
     "She moved to Denver.",  # someone the sentence does not name
     "I picked up my kids.",
+    "I left the party early.",
+    "I still have that stuffed dog you gave me.",
     "So we broke up the fight.",  # a phrase without a value ends its clause
     "打算明年换工作。",
     "如果搬到上海，我就买车。",
