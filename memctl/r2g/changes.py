@@ -251,10 +251,10 @@ def _english_subject(state, markers, tokens: list, index: int, start: int, pro_d
     between = markers["between_words"] | markers["negation_words"]
     if index == len(tokens) or tokens[index][0] in between:
         # "Got a job at Acme!", "Finally moved to Denver": the speaker
-        return (speaker_holder(state, start), index) if pro_drop else (None, index)
+        return (speaker_holder(state, start, 0), index) if pro_drop else (None, index)
     after_self = _skip_words(tokens, index, markers["holders_self"], once=True)
     if after_self > index:
-        return speaker_holder(state, tokens[index][1]), after_self
+        return speaker_holder(state, tokens[index][1], 0), after_self
     if tokens[index][0] == "my":
         return _english_relative(state, markers, tokens, index)
     return _english_name(state, tokens, index)
@@ -328,19 +328,19 @@ def _chinese_subjects(state, markers, text: str, start: int):
     """The readings of `text` as a holder and what follows it, the likeliest first."""
     for word in markers["holders_self"]:
         if text.startswith(word):
-            yield speaker_holder(state, start), text[len(word):]
+            yield speaker_holder(state, start, 0), text[len(word):]
     if text.startswith(("我和", "我跟")):
         for width in range(1, 5):
-            yield speaker_holder(state, start), text[2 + width:]
+            yield speaker_holder(state, start, 0), text[2 + width:]
     if text.startswith("我"):
         mine = 2 if text.startswith("我的") else 1
         yield from _chinese_relatives(state, markers, text, start, mine)
-        yield speaker_holder(state, start), text[1:]
+        yield speaker_holder(state, start, 0), text[1:]
     yield from _chinese_relatives(state, markers, text, start, 0)
     named = _person_at(state, start)
     if named is not None:
         yield named, text[named.end - named.start:]
-    yield speaker_holder(state, start), text  # 辞职了: the speaker
+    yield speaker_holder(state, start, 0), text  # 辞职了: the speaker
 
 
 def _chinese_relatives(state, markers, text: str, start: int, mine: int):

@@ -508,11 +508,14 @@ def _function_words(phrase: str) -> bool:
 # holders, values
 
 
-def speaker_holder(state: _Sentence, start: int) -> Mention:
-    length = 1 if state.lang == "zh" else 2
+def speaker_holder(state: _Sentence, start: int, length: int | None = None) -> Mention:
+    """The speaker, written at `start` (我, "my"); with length 0 named by the first-person pronoun instead of
+    the words at `start` (we, 我们家, or none: 辞职了), so that no word of the clause becomes the speaker's alias."""
+    if length is None:
+        length = 1 if state.lang == "zh" else 2
     start = max(start, 0)
-    return Mention(state.text[start: start + length], start, start + length, "Person", state.speaker,
-                   confidence=0.8)
+    text = state.text[start: start + length] if length else ("我" if state.lang == "zh" else "I")
+    return Mention(text, start, start + length, "Person", state.speaker, confidence=0.8)
 
 
 def relative_holder(state: _Sentence, noun: str, start: int, end: int, owner: str | None = None,
