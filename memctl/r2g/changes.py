@@ -142,7 +142,9 @@ def _statement(state, rules: Rules, phrase: Phrase, match, start: int, end: int)
     # "I'm not vegan": a negation between the phrase's first word and its value
     negated = negated or _negated_within(state, markers, match.start(), max(value_start, match.start("z") if
                                                                            phrase.value is None else match.end()))
-    kind, polarity = _kind_and_polarity(state, markers, phrase, negated, start, end)
+    # "I have a new car", "养了只新猫": a value said to be new replaces one (or joins the others)
+    fresh = phrase.value is None and _NEW[state.lang].search(state.text[match.start("z"): value_start]) is not None
+    kind, polarity = _kind_and_polarity(state, markers, phrase, negated, fresh, start, end)
     if kind is None:
         return None
     written = re.sub(r"\s+", " ", state.text[match.start(): match.start("z")] if phrase.value is None
@@ -165,7 +167,10 @@ def _negated_within(state, markers, start: int, end: int) -> bool:
                for word in _EN_TOKEN.findall(state.text[start:end]))
 
 
-def _kind_and_polarity(state, markers, phrase: Phrase, negated: bool, start: int, end: int) -> tuple:
+_NEW = {"en": re.compile(r"\bnew\b", re.IGNORECASE), "zh": re.compile("新")}
+
+
+def _kind_and_polarity(state, markers, phrase: Phrase, negated: bool, fresh: bool, start: int, end: int) -> tuple:
     """(kind, polarity) of a phrase read in the clause, (None, None) when the clause states nothing."""
     multi = phrase.spec.multi_valued
     if negated:
@@ -178,7 +183,7 @@ def _kind_and_polarity(state, markers, phrase: Phrase, negated: bool, start: int
         return ("set", NEGATED) if phrase.kind == "set" else (None, None)
     if phrase.kind in ("end", "stop"):
         return phrase.kind, ENDED
-    if phrase.kind == "set" and _new_state(state, markers, start, end, multi):
+    if phrase.kind == "set" and (fresh or _new_state(state, markers, start, end, multi)):
         return ("add" if multi else "change"), STATED
     return phrase.kind, STATED
 

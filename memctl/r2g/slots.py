@@ -378,7 +378,12 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         owner = holder.canonical if holder.entity_type == "Person" else state.speaker
         holder = relative_holder(state, named, base + match.start(), base + match.start("y") + len(named), owner)
         return _slot(state, holder, "名字", match, base, start, end, polarity, written="叫")
-    return _slot(state, holder, match["y"], match, base, start, end, polarity)
+    surface = match["y"]
+    fresh = spec is None and surface.startswith("新") and lexicon.named_by(surface[1:], "zh") is not None
+    found = _slot(state, holder, surface[1:] if fresh else surface, match, base, start, end, polarity)
+    if found is not None and fresh and polarity == STATED:  # 我的新号码是…: a value that replaces one
+        found.kind = "add" if lexicon.slots[found.slot].multi_valued else "change"
+    return found
 
 
 # ---------------------------------------------------------------------------------------------------------

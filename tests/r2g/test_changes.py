@@ -42,6 +42,9 @@ def _times(text: str, speaker: str = "Jon") -> list[tuple]:
     ("I went vegan.", [("Jon", "diet", "vegan", "change", "stated")]),
     ("I live in Austin now.", [("Jon", "residence", "Austin", "change", "stated")]),  # "now": a new state
     ("My new boss is Tom.", [("Jon", "manager", "Tom", "change", "stated")]),
+    ("I have a new car.", [("Jon", "vehicle", "car", "change", "stated")]),  # a value said to be new
+    ("I'm single again.", [("Jon", "relationship_status", "single", "change", "stated")]),
+    ("I changed my number to 555-201-3344.", [("Jon", "phone", "555-201-3344", "change", "stated")]),
     # end: a single-valued value ends with no new one (no value named: "")
     ("I quit my job at Initech.", [("Jon", "employer", "Initech", "end", "ended")]),
     ("I got laid off.", [("Jon", "employer", "", "end", "ended")]),
@@ -56,6 +59,8 @@ def _times(text: str, speaker: str = "Jon") -> list[tuple]:
     ("I gave up squash.", [("Jon", "sport", "squash", "stop", "ended")]),  # a sport, not also a hobby
     ("I'm not into chess anymore.", [("Jon", "hobby", "chess", "stop", "ended")]),
     ("Sadly our cat passed away.", [("Jon", "pet", "cat", "stop", "ended")]),  # the value before the verb
+    ("I'm no longer learning Spanish.", [("Jon", "language_studied", "Spanish", "stop", "ended")]),
+    ("We have a new puppy.", [("Jon", "pet", "puppy", "add", "stated")]),
     # negations: a denied state stays a set
     ("I don't have a car.", [("Jon", "vehicle", "car", "set", "negated")]),
     ("I'm not vegan.", [("Jon", "diet", "vegan", "set", "negated")]),
@@ -84,6 +89,10 @@ def test_english_statements_have_their_kind(text, expected):
     ("我换了一台新电脑。", [("用户", "device", "电脑", "change", "stated")]),
     ("我不在腾讯上班了。", [("用户", "employer", "腾讯", "end", "ended")]),
     ("我今天打篮球了。", [("用户", "sport", "篮球", "set", "stated")]),  # a game played, no new pastime
+    ("我已经很久没打网球了。", [("用户", "sport", "网球", "stop", "ended")]),
+    ("我把猫送给我妈了。", [("用户", "pet", "猫", "stop", "ended")]),
+    ("我的新上司是王磊。", [("用户", "manager", "王磊", "change", "stated")]),
+    ("我换了号码，新号是13700002222。", [("用户", "phone", "13700002222", "change", "stated")]),
     ("我家有一只柯基。", [("用户", "pet", "柯基", "set", "stated")]),  # 我家有… is no address
 ])
 def test_chinese_statements_have_their_kind(text, expected):
@@ -129,6 +138,7 @@ def test_the_statement_keeps_its_own_time(text, expected):
     "She moved to Denver.",  # someone the sentence does not name
     "I picked up my kids.",
     "I left the party early.",
+    "I'm playing tennis with Sam today.",  # an activity of the day, no pastime stated
     "I still have that stuffed dog you gave me.",
     "So we broke up the fight.",  # a phrase without a value ends its clause
     "打算明年换工作。",
