@@ -340,7 +340,7 @@ def _chinese_subjects(state, markers, text: str, start: int):
     if text.startswith("我"):
         mine = 2 if text.startswith("我的") else 1
         yield from _chinese_relatives(state, markers, text, start, mine)
-        yield speaker_holder(state, start, 0), text[1:]
+        yield speaker_holder(state, start, 0), text[mine:]  # 我的狗去世了: the speaker's
     yield from _chinese_relatives(state, markers, text, start, 0)
     named = _person_at(state, start)
     if named is not None:
@@ -395,7 +395,7 @@ def _holds(text: str, words: tuple, lang: str) -> bool:
 
 _EN_VALUE_LEAD = re.compile(r"^(?:(?:a|an|the|my|our|his|her|their|some|new|brand[ -]new|another)\s+)+",
                             re.IGNORECASE)
-_ZH_VALUE_LEAD = re.compile(r"^(?:了|到|一?(?:只|条|个|辆|台|部|位|家|所|款)|新的?|个)+")
+_ZH_VALUE_LEAD = re.compile(r"^(?:了|到|一?(?:只|条|个|辆|台|部|位|所|款)|一家|新的?|个)+")
 _ZH_VALUE_TAIL = re.compile(r"(?:去|来|住|玩|那边|这边)+$")
 
 
@@ -431,8 +431,8 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
     slot with `values` takes the listed word (Chinese: the longest; English: the first, with the capitalised
     words after it, Ford Ranger)."""
     value = state.text[start:end]
-    if not value or (state.lang == "zh" and (len(value) > MAX_ZH_VALUE_CHARS or value.startswith("的"))):
-        return None  # 住在的那个…: no value follows
+    if not value or (state.lang == "zh" and (len(value) > MAX_ZH_VALUE_CHARS or value.startswith(_ZH_NO_VALUE))):
+        return None  # 住在的那个…: no value follows; 我家的狗去世了: the holder is no value
     excluded = rules.excluded.get((spec.name, state.lang), ())
     if value.endswith(excluded) if state.lang == "zh" else any(
             f" {word} " in " " + " ".join(value.lower().split()) + " " for word in excluded):
@@ -467,6 +467,7 @@ def _listed_span(state, listed: tuple, start: int, end: int) -> tuple[int, int] 
     return None
 
 
+_ZH_NO_VALUE = ("的", "我", "你", "他", "她", "它", "咱")
 _ZH_PLACE_ENDS = ("市", "省", "区", "县", "镇", "村", "州", "小区", "花园", "家园", "公寓")
 
 

@@ -91,6 +91,8 @@ def test_english_statements_have_their_kind(text, expected):
     ("我今天打篮球了。", [("用户", "sport", "篮球", "set", "stated")]),  # a game played, no new pastime
     ("我已经很久没打网球了。", [("用户", "sport", "网球", "stop", "ended")]),
     ("我把猫送给我妈了。", [("用户", "pet", "猫", "stop", "ended")]),
+    ("我的狗去世了。", [("用户", "pet", "狗", "stop", "ended")]),  # the value before the verb
+    ("我研究生毕业了。", [("用户", "school", "研究生", "end", "ended")]),  # the holder is no value
     ("我的新上司是王磊。", [("用户", "manager", "王磊", "change", "stated")]),
     ("我换了号码，新号是13700002222。", [("用户", "phone", "13700002222", "change", "stated")]),
     ("我家有一只柯基。", [("用户", "pet", "柯基", "set", "stated")]),  # 我家有… is no address
