@@ -63,15 +63,18 @@ class Phrase:
     pattern: re.Pattern  # the phrase, its value (when it has one) as the group "z"
     value: str | None  # the fact's value when the phrase fixes it ("" for none); None: the sentence's words
     value_last: bool  # the value runs to the clause's end (its words after the value are the clause's own)
+    needs: frozenset | None  # words (Chinese: characters) one of which every match holds; None: unknown
 
 
 @dataclass(frozen=True, slots=True)
 class Rules:
     phrases: dict  # language → tuple of Phrase, in the file's order
-    any_phrase: dict  # language → one pattern matching where any phrase could start (a cheap first test)
     values: dict  # (slot, language) → tuple of words
+    values_pattern: dict  # slot → the English values as one pattern of whole words, case-insensitive
     excluded: dict  # (slot, language) → tuple of words
     markers: dict  # language → {marker name: tuple of words, longest first}
+    by_word: dict  # language → {word: indexes of the phrases that need it}
+    unindexed: dict  # language → indexes of the phrases whose needs are unknown
 
 
 def find_statements(state) -> list[SlotFact]:
@@ -79,12 +82,27 @@ def find_statements(state) -> list[SlotFact]:
     rules = change_rules()
     found: list[SlotFact] = []
     for start, end in _clauses(state):
-        if rules.any_phrase[state.lang].search(state.text, start, end) is None:
-            continue
-        if any(fact.start < end and start < fact.end for fact in state.found):
-            continue
-        found.extend(_clause_statements(state, rules, start, end))
+        if not any(fact.start < end and start < fact.end for fact in state.found):
+            found.extend(_clause_statements(state, rules, start, end))
     return found
+
+
+_EN_WORDS = re.compile(r"['’]?[a-z0-9]+")
+
+
+def _candidates(rules: Rules, lang: str, words: frozenset) -> list[Phrase]:
+    """The phrases a clause of these words could hold, in the file's order: those whose `needs` it has."""
+    chosen = set(rules.unindexed[lang])
+    by_word = rules.by_word[lang]
+    for word in words:
+        chosen.update(by_word.get(word, ()))
+    phrases = rules.phrases[lang]
+    return [phrases[index] for index in sorted(chosen)]
+
+
+def _words(text: str, lang: str) -> frozenset:
+    """What a phrase's `needs` are looked up in: the clause's words (its characters in Chinese)."""
+    return frozenset(text) if lang == "zh" else frozenset(_EN_WORDS.findall(text.lower().replace("’", "'")))
 
 
 _CLAUSE = {"zh": re.compile(r"(?:[^，,；;：:。！？!?\n]|(?<=\d)[:,](?=\d))+"),
@@ -106,7 +124,7 @@ def _clause_statements(state, rules: Rules, start: int, end: int) -> list[SlotFa
         return []
     found: list[SlotFact] = []
     read: list[tuple[int, int]] = []  # each statement's words, phrase to value: no other statement reads them
-    for phrase in rules.phrases[state.lang]:
+    for phrase in _candidates(rules, state.lang, _words(state.text[start:end], state.lang)):
         if any(fact.slot == phrase.spec.name for fact in found):
             continue
         position = start
@@ -231,7 +249,7 @@ def _english_holder(state, markers, start: int, phrase_start: int) -> tuple | No
     clause starts anew, its holder the first one unless it names its own."""
     tokens = [(match.group().lower().replace("’", "'"), start + match.start(), start + match.end())
               for match in _EN_TOKEN.finditer(_without_times(state, start, phrase_start))]
-    index = _skip_words(tokens, 0, markers["lead"])
+    index = _skip_words(tokens, 0, markers["lead_words"])
     holder, index = _english_subject(state, markers, tokens, index, start)
     if holder is None:
         return None
@@ -257,7 +275,7 @@ def _english_subject(state, markers, tokens: list, index: int, start: int, pro_d
     if index == len(tokens) or tokens[index][0] in between:
         # "Got a job at Acme!", "Finally moved to Denver": the speaker
         return (speaker_holder(state, start, 0), index) if pro_drop else (None, index)
-    after_self = _skip_words(tokens, index, markers["holders_self"], once=True)
+    after_self = _skip_words(tokens, index, markers["holders_self_words"], once=True)
     if after_self > index:
         return speaker_holder(state, tokens[index][1], 0), after_self
     if tokens[index][0] == "my":
@@ -301,13 +319,12 @@ def _person_noun(noun: str, markers, lang: str) -> bool:
     return slot_lexicon().person_noun(noun, lang) or noun in markers["people"]
 
 
-def _skip_words(tokens: list, index: int, phrases: tuple, once: bool = False) -> int:
-    """The index after the marker phrases (each a sequence of words) at `index`: one when `once`, else as many
-    as follow each other."""
+def _skip_words(tokens: list, index: int, phrases: dict, once: bool = False) -> int:
+    """The index after the marker phrases (`phrases`: first word → the phrases' words, longest first) at
+    `index`: one when `once`, else as many as follow each other."""
     while index < len(tokens):
-        for phrase in phrases:
-            words = phrase.split()
-            if [word for word, _, _ in tokens[index: index + len(words)]] == words:
+        for words in phrases.get(tokens[index][0], ()):
+            if tuple(word for word, _, _ in tokens[index: index + len(words)]) == words:
                 index += len(words)
                 break
         else:
@@ -315,6 +332,14 @@ def _skip_words(tokens: list, index: int, phrases: tuple, once: bool = False) ->
         if once:
             return index
     return index
+
+
+def _by_first_word(phrases: tuple) -> dict:
+    found: dict = {}
+    for phrase in phrases:  # longest first
+        words = tuple(phrase.split())
+        found.setdefault(words[0], []).append(words)
+    return found
 
 
 def _chinese_holder(state, markers, start: int, phrase_start: int) -> tuple | None:
@@ -437,9 +462,8 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
     if value.endswith(excluded) if state.lang == "zh" else any(
             f" {word} " in " " + " ".join(value.lower().split()) + " " for word in excluded):
         return None
-    listed = rules.values.get((spec.name, state.lang))
-    if listed is not None:
-        found = _listed_span(state, listed, start, end)
+    if (spec.name, state.lang) in rules.values:
+        found = _listed_span(state, rules, spec, start, end)
         if found is None:
             return None
         start, end = found
@@ -453,18 +477,20 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
     return start, end
 
 
-def _listed_span(state, listed: tuple, start: int, end: int) -> tuple[int, int] | None:
+def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int) -> tuple[int, int] | None:
     value = state.text[start:end]
     if state.lang == "zh":
+        listed = rules.values[(spec.name, "zh")]
         word = max((word for word in listed if word in value), key=len, default=None)
         return None if word is None else (start + value.index(word), start + value.index(word) + len(word))
-    lowered = value.lower()
-    for word in listed:
-        found = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
-        if found:
-            after = re.match(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*))*", value[found.end():])
-            return start + found.start(), start + found.end() + after.end()
-    return None
+    found = rules.values_pattern[spec.name].search(value)
+    if found is None:
+        return None
+    after = _EN_CAPITALISED.match(value, found.end())
+    return start + found.start(), start + after.end()
+
+
+_EN_CAPITALISED = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*))*")
 
 
 _ZH_NO_VALUE = ("的", "我", "你", "他", "她", "它", "咱")
@@ -494,7 +520,6 @@ def change_rules() -> Rules:
         _refuse(None, "a mapping with `markers:` and `statements:` (see the shipped file's header)")
     markers = {lang: _markers(data["markers"].get(lang), lang) for lang in LANGUAGES}
     phrases: dict = {lang: [] for lang in LANGUAGES}
-    starts: dict = {lang: [] for lang in LANGUAGES}
     values: dict = {}
     excluded: dict = {}
     lexicon = slot_lexicon()
@@ -506,17 +531,24 @@ def change_rules() -> Rules:
             # the kinds that tell a change first: 养了一只猫 is an addition before it is a state (养…)
             for kind, listed in sorted((entry.get(lang) or {}).items(), key=lambda item: _kind_order(item[0])):
                 where = f"statements.{name}.{lang}.{kind}"
-                for item in _word_list(listed, where, True):
-                    phrase, start = _phrase(spec, kind, item, lang, where)
-                    phrases[lang].append(phrase)
-                    starts[lang].append(start)
+                phrases[lang].extend(_phrase(spec, kind, item, lang, where) for item in _word_list(listed, where, True))
         for key, table in (("values", values), ("excluded", excluded)):
             for lang, words in (entry.get(key) or {}).items():
                 table[(name, lang)] = tuple(word if lang == "zh" else word.lower()
                                             for word in _word_list(words, f"statements.{name}.{key}.{lang}"))
-    any_phrase = {lang: re.compile("|".join(f"(?:{start})" for start in found) or "(?!)", _flags(lang))
-                  for lang, found in starts.items()}
-    return Rules({lang: tuple(found) for lang, found in phrases.items()}, any_phrase, values, excluded, markers)
+    by_word: dict = {lang: {} for lang in LANGUAGES}
+    unindexed: dict = {lang: [] for lang in LANGUAGES}
+    for lang, found in phrases.items():
+        for index, phrase in enumerate(found):
+            if phrase.needs is None:
+                unindexed[lang].append(index)
+            for word in phrase.needs or ():
+                by_word[lang].setdefault(word, []).append(index)
+    values_pattern = {name: re.compile(rf"(?<![\w-])(?:{'|'.join(map(re.escape, sorted(words, key=len, reverse=True)))})"
+                                       rf"(?![\w-])", re.IGNORECASE)
+                      for (name, lang), words in values.items() if lang == "en"}
+    return Rules({lang: tuple(found) for lang, found in phrases.items()}, values, values_pattern, excluded, markers,
+                 by_word, unindexed)
 
 
 def _kind_order(kind) -> int:
@@ -530,6 +562,8 @@ def _markers(entry, lang: str) -> dict:
              for key in MARKER_KEYS}
     if lang == "en" and "i" not in found["holders_self"]:
         found["holders_self"] += ("i",)  # the speaker, always
+    found["lead_words"] = _by_first_word(found["lead"])
+    found["holders_self_words"] = _by_first_word(found["holders_self"])
     found["between_words"] = frozenset(word for phrase in found["between"] for word in phrase.split())
     found["negation_words"] = frozenset(word for phrase in found["negation"] for word in phrase.split())
     if lang == "zh":  # Chinese lead and between entries are regular expressions
@@ -541,9 +575,7 @@ def _markers(entry, lang: str) -> dict:
     return found
 
 
-def _phrase(spec: SlotSpec, kind: str, item, lang: str, where: str) -> tuple[Phrase, str]:
-    """The phrase, and the expression of its words before the value, or after it when none are before (what
-    the cheap first test looks for)."""
+def _phrase(spec: SlotSpec, kind: str, item, lang: str, where: str) -> Phrase:
     if kind not in PHRASE_KINDS:
         _refuse(where, f"a kind among {', '.join(PHRASE_KINDS)}")
     fixed = None
@@ -564,10 +596,54 @@ def _phrase(spec: SlotSpec, kind: str, item, lang: str, where: str) -> tuple[Phr
     if lang == "en":
         source = rf"(?:(?<=\w)(?=['’])|(?<![\w'’]))(?:{source})" + (r"(?![\w'’])" if fixed is not None else "")
     try:
-        phrase = Phrase(spec, kind, re.compile(source, _flags(lang)), fixed, fixed is None and not after)
-        return phrase, re.compile(before or after).pattern
+        return Phrase(spec, kind, re.compile(source, _flags(lang)), fixed, fixed is None and not after,
+                      _leading(before or after, lang))
     except re.error as error:
         _refuse(where, f"a regular expression ({error}): {item!r}")
+
+
+def _leading(source: str, lang: str) -> frozenset | None:
+    """The words (Chinese: characters) one of which starts every match of the expression `source`: the first
+    word, or the first words of a group's alternatives ("(?:moved|relocated) to" → moved, relocated); None when
+    the start is optional or more than a word or group ("新?添了")."""
+    source = source.lstrip()
+    if source.startswith(("(?:", "(?=")):
+        close = _closing(source)
+        if close is None or source[close + 1: close + 2] in ("?", "*", "{"):
+            return None
+        found: set = set()
+        for alternative in _alternatives(source[3:close]):
+            words = _leading(alternative, lang)
+            if words is None:
+                return None
+            found |= words
+        return frozenset(found)
+    word = re.match(r"[\u4e00-\u9fff]" if lang == "zh" else r"['’]?[A-Za-z0-9]+", source)
+    if word is None or source[word.end(): word.end() + 1] in ("?", "*", "{", "|", "["):
+        return None
+    return frozenset({word.group() if lang == "zh" else word.group().lower().replace("’", "'")})
+
+
+def _closing(source: str) -> int | None:
+    depth = 0
+    for index, character in enumerate(source):
+        if character == "\\":
+            continue
+        depth += {"(": 1, ")": -1}.get(character, 0)
+        if depth == 0:
+            return index
+    return None
+
+
+def _alternatives(source: str) -> list[str]:
+    """`source` split at its top-level |."""
+    parts, depth, last = [], 0, 0
+    for index, character in enumerate(source):
+        depth += {"(": 1, ")": -1}.get(character, 0)
+        if character == "|" and depth == 0:
+            parts.append(source[last:index])
+            last = index + 1
+    return parts + [source[last:]]
 
 
 def _flags(lang: str) -> int:
