@@ -345,7 +345,8 @@ class TurnEmitter:
             attributes["time"] = extraction.times[slot.time].to_dict()
         names = [subject.canonical] + ([value_target[1]] if value_target is not None else [])
         node = props(self.tenant, title=_slot_title(slot, subject.canonical), text=context.sentence.text,
-                     raw_refs=[context.sentence_ref], keywords=list(dict.fromkeys((slot.slot_surface, slot.value))),
+                     raw_refs=[context.sentence_ref],
+                     keywords=list(dict.fromkeys(word for word in (slot.slot_surface, slot.value) if word)),
                      entities=list(dict.fromkeys(names)), confidence=slot.confidence, recency=context.meta["ts"],
                      sentiment=extraction.sentiment, attributes=attributes)
         self.draft.node(key, "Fact", node)
@@ -436,6 +437,8 @@ def _slot_title(slot, subject: str) -> str:
     """"用户的婶婶 电话号码: 155…", in the sentence's own words: the index finds a slot fact by what was said,
     not by the lexicon's other names for the slot (a "名字" query matched every "我同事叫…" and cost MemDaily dev
     Recall@5)."""
+    if not slot.value:  # an end that names no value: "Jon broke up", "用户 辞职了"
+        return f"{subject} {slot.slot_surface}"
     head = {"negated": "not ", "ended": "formerly "}.get(slot.polarity, "")
     return f"{subject} {slot.slot_surface}: {head}{slot.value}"
 

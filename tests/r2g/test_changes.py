@@ -166,17 +166,20 @@ def test_r2g_stores_the_kind_and_time_of_a_statement(isolated_home, tmp_path):
     path = write_jsonl(tmp_path / "chat.jsonl", [
         {"id": "1", "speaker": "Jon", "ts": "2024-01-05T09:00:00", "text": "I live in Boston."},
         {"id": "2", "speaker": "Jon", "ts": "2024-04-10T09:00:00", "text": "We moved to Denver last weekend."},
-        {"id": "3", "speaker": "Jon", "ts": "2024-04-11T09:00:00", "text": "I gave up squash."}])
+        {"id": "3", "speaker": "Jon", "ts": "2024-04-11T09:00:00", "text": "I gave up squash."},
+        {"id": "4", "speaker": "Jon", "ts": "2024-04-12T09:00:00", "text": "I got laid off."}])
     ingest(isolated_home, path)
     convert(isolated_home)
-    facts = {fact["props"]["attributes"]["value"]: fact["props"]["attributes"]
+    nodes = {fact["props"]["attributes"]["value"]: fact["props"]
              for fact in nodes_of_type(isolated_home, "Fact").values() if "slot" in fact["props"]["attributes"]}
+    facts = {value: props["attributes"] for value, props in nodes.items()}
     assert {value: (attributes["slot"], attributes["kind"], attributes["polarity"])
             for value, attributes in facts.items()} == {
         "Boston": ("residence", "set", "stated"), "Denver": ("residence", "change", "stated"),
-        "squash": ("sport", "stop", "ended")}
+        "squash": ("sport", "stop", "ended"), "": ("employer", "end", "ended")}
     assert facts["Denver"]["time"]["value"] == "2024-W14" and "time" not in facts["Boston"]
     assert facts["Denver"]["subject"] == "Jon" and facts["Denver"]["slot_surface"] == "moved to"
+    assert nodes[""]["title"] == "Jon got laid off" and nodes[""]["keywords"] == ["got laid off"]  # no value named
 
 
 def test_a_lexicon_directory_replaces_the_phrases_and_a_bad_file_is_named(tmp_path):
