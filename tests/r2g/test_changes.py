@@ -56,6 +56,8 @@ def _times(text: str, speaker: str = "Jon") -> list[tuple]:
     ("We adopted a kitten.", [("Jon", "pet", "kitten", "add", "stated")]),
     ("I started learning Korean.", [("Jon", "language_studied", "Korean", "add", "stated")]),
     ("I took up pottery.", [("Jon", "hobby", "pottery", "add", "stated")]),
+    ("I started knitting again.", [("Jon", "hobby", "knitting", "add", "stated")]),
+    ("Globex hired me.", [("Jon", "employer", "Globex", "change", "stated")]),  # the value before the verb
     ("I gave up squash.", [("Jon", "sport", "squash", "stop", "ended")]),  # a sport, not also a hobby
     ("I'm not into chess anymore.", [("Jon", "hobby", "chess", "stop", "ended")]),
     ("Sadly our cat passed away.", [("Jon", "pet", "cat", "stop", "ended")]),  # the value before the verb
@@ -91,6 +93,7 @@ def test_english_statements_have_their_kind(text, expected):
     ("我今天打篮球了。", [("用户", "sport", "篮球", "set", "stated")]),  # a game played, no new pastime
     ("我已经很久没打网球了。", [("用户", "sport", "网球", "stop", "ended")]),
     ("我把猫送给我妈了。", [("用户", "pet", "猫", "stop", "ended")]),
+    ("我篮球不打了。", [("用户", "sport", "篮球", "stop", "ended")]),
     ("我的狗去世了。", [("用户", "pet", "狗", "stop", "ended")]),  # the value before the verb
     ("我研究生毕业了。", [("用户", "school", "研究生", "end", "ended")]),  # the holder is no value
     ("我的新上司是王磊。", [("用户", "manager", "王磊", "change", "stated")]),
@@ -139,6 +142,7 @@ def test_the_statement_keeps_its_own_time(text, expected):
     "I miss Boston's food.",
     "She moved to Denver.",  # someone the sentence does not name
     "I picked up my kids.",
+    "I started feeling better.",
     "I left the party early.",
     "I'm playing tennis with Sam today.",  # an activity of the day, no pastime stated
     "I still have that stuffed dog you gave me.",
