@@ -34,19 +34,18 @@ from dataclasses import dataclass
 
 from memctl.language.lexicon import lexicon_cache, load_yaml
 from memctl.language.slot_lexicon import SlotSpec, slot_lexicon
-from memctl.r2g.structures import Mention
 from memctl.r2g.slots import (
     ENDED,
     NEGATED,
     STATED,
     SlotFact,
     english_function_words,
-    mention_at,
     relative_holder,
     slot_fact,
     speaker_holder,
     statement_time,
 )
+from memctl.r2g.structures import Mention
 
 PHRASE_KINDS = ("set", "change", "end", "add", "stop")
 VALUE = "…"
@@ -87,7 +86,7 @@ def find_statements(state) -> list[SlotFact]:
     return found
 
 
-_EN_WORDS = re.compile(r"['’]?[a-z0-9]+")
+_EN_WORDS = re.compile(r"['’]?[a-z0-9]+")  # "we've" → we, 've: a phrase may start with 've
 
 
 def _candidates(rules: Rules, lang: str, words: frozenset) -> list[Phrase]:
@@ -303,8 +302,7 @@ def _english_name(state, tokens: list, index: int) -> tuple:
     end = index
     if named is None:
         while (end < len(tokens) and end - index < 3 and state.text[tokens[end][1]].isupper()
-               and tokens[end][0] not in english_function_words() and not tokens[end][0].startswith(("i'", "i’"))
-               and tokens[end][0] != "i"):
+               and tokens[end][0] not in english_function_words() and tokens[end][0].partition("'")[0] != "i"):
             end += 1
         if end == index:
             return None, index
