@@ -167,12 +167,11 @@ def test_a_statement_keeps_the_event_facts_of_its_clause():
 
 
 def test_r2g_stores_the_kind_and_time_of_a_statement(isolated_home, tmp_path):
-    path = write_jsonl(tmp_path / "chat.jsonl", [
-        {"id": "1", "speaker": "Jon", "ts": "2024-01-05T09:00:00", "text": "I live in Boston."},
-        {"id": "2", "speaker": "Jon", "ts": "2024-04-10T09:00:00", "text": "We moved to Denver last weekend."},
-        {"id": "3", "speaker": "Jon", "ts": "2024-04-11T09:00:00", "text": "I gave up squash."},
-        {"id": "4", "speaker": "Jon", "ts": "2024-04-12T09:00:00", "text": "I got laid off."}])
-    ingest(isolated_home, path)
+    said = [("2024-01-05", "I live in Boston."), ("2024-04-10", "We moved to Denver last weekend."),
+            ("2024-04-11", "I gave up squash."), ("2024-04-12", "I got laid off.")]
+    ingest(isolated_home, write_jsonl(tmp_path / "chat.jsonl", [
+        {"id": str(number), "speaker": "Jon", "ts": f"{day}T09:00:00", "text": text}
+        for number, (day, text) in enumerate(said, 1)]))
     convert(isolated_home)
     nodes = {fact["props"]["attributes"]["value"]: fact["props"]
              for fact in nodes_of_type(isolated_home, "Fact").values() if "slot" in fact["props"]["attributes"]}
