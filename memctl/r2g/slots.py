@@ -101,8 +101,9 @@ class _Sentence:
 
 def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Mention],
                times: list[TimeExpr]) -> list[SlotFact]:
-    """The slot facts of one sentence. `mentions` are the language analyser's named entities (a holder or value
-    spanning exactly one keeps its type), `times` the sentence's time expressions."""
+    """The slot facts of one sentence: its frames', then the statements of memctl/r2g/changes.py in the clauses
+    no frame read ("we moved to Denver"). `mentions` are the language analyser's named entities (a holder or
+    value spanning exactly one keeps its type), `times` the sentence's time expressions."""
     if sentence.rstrip().endswith(("?", "？")):
         return []
     state = _Sentence(sentence, lang, speaker or DEFAULT_HOLDER.get(lang, "user"), mentions, times)
