@@ -12,7 +12,9 @@ Conventions (the gold set follows them):
   the past tense and that day is after the reference day, and forward when it is in the future tense and
   the day is before it. "last Friday" = the latest Friday strictly before the reference day; "next Friday" =
   the first Friday strictly after it; 上周五/下周五 = Friday of the previous/next ISO week.
-- A month or day without a year (三月, 5月7日, "May 7") takes the reference year.
+- A month or day without a year (三月, 5月7日, "May 7") takes the reference year; after "since" a month lies
+  in the past (the latest such month not after the reference month). "last March" = the latest March strictly
+  before the reference month, "next March" the first strictly after it, "this March" the reference year's.
 - Seasons resolve to their year: 今年夏天/"this summer" → the reference year, "last summer" → the year before.
 - Without a reference time, relative expressions have granularity "unspecified"; absolute dates still resolve.
 - Vague expressions (最近, recently, the other day, 以前, a few years ago, last summer) are kept with granularity
@@ -166,6 +168,7 @@ def _zh_rules():
         (rf"(?<![年\d])({_ZH_NUM})月份?(?![\d份日号])", _zh_m),
         (rf"(?<![月\d])({_ZH_NUM})号(?![线码楼房位床窗桌机])", _zh_d),
         (rf"({_ZH_NUM}|几)(?:个)?{unit_word}(前|以前|之前|后|以后|之后)", _zh_offset),
+        (r"半年(前|以前|之前|后|以后|之后)", _zh_half_year),
         (rf"{week_prefix}(?:个)?(?:周|星期|礼拜)([一二三四五六日天末])", _zh_week_day),
         (rf"(?<!每)(?:周|星期|礼拜)([一二三四五六日天])", _zh_bare_weekday),
         (r"(?:春节|国庆节?|中秋节?|元旦|清明节?|端午节?|劳动节|五一|十一长假|圣诞节?|情人节|七夕|元宵节?|除夕)(?:假期|长假|期间|那天)?", _vague),
@@ -247,6 +250,12 @@ def _zh_offset(match, ref, tense):
     unit = match[2].lstrip("个")
     return _offset(ref, sign * count, {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week",
                                         "月": "month", "年": "year"}[unit])
+
+
+def _zh_half_year(match, ref, tense):
+    if ref is None:
+        return None, "unspecified"
+    return _offset(ref, -6 if match[1] in ("前", "以前", "之前") else 6, "month")
 
 
 def _zh_week_day(match, ref, tense):
@@ -341,6 +350,9 @@ _MONTH_RE = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
     r"(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?)"
 )
+# A month's full name; "May" only capitalised ("this may be" is no month)
+_MONTH_NAME_RE = (r"(?:January|February|March|April|(?-i:May)|June|July|August|September|October|November|"
+                  r"December)")
 _WEEKDAY_RE = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
 _EN_NUM = r"\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
@@ -365,6 +377,7 @@ def _en_rules():
         (rf"(?:the\s+)?{_ORDINAL}\s+of\s+({_MONTH_RE})", _en_day_month),
         (rf"(?:(?<=\b[Ii]n )|(?<=\b[Ss]ince )|(?<=\b[Uu]ntil )|(?<=\b[Bb]y ))({_MONTH_RE})(?!\s+\d)", _en_month),
         (r"(?:(?<=\b[Ii]n )|(?<=\b[Ss]ince )|(?<=\b[Oo]f ))(\d{4})\b", _en_year),
+        (rf"(last|this|next) ({_MONTH_NAME_RE})\b", _en_relative_month_name),
         (r"(last|this|next) (?:year|spring|summer|fall|autumn|winter)", _en_relative_year),
         (r"(last|this|next) month", _en_relative_month),
         (r"(last|this|next|the) (?:week ?end)", _en_weekend),
@@ -426,7 +439,24 @@ def _en_day_month(match, ref, tense):
 def _en_month(match, ref, tense):
     if ref is None:
         return None, "unspecified"
-    return f"{ref.year:04d}-{_month_number(match[1]):02d}", "month"
+    month = _month_number(match[1])
+    since = match.string[: match.start()].lower().endswith("since ")
+    year = ref.year - 1 if since and month > ref.month else ref.year
+    return f"{year:04d}-{month:02d}", "month"
+
+
+def _en_relative_month_name(match, ref, tense):
+    if ref is None:
+        return None, "unspecified"
+    month = _month_number(match[2])
+    word = match[1].lower()
+    if word == "last":
+        year = ref.year if month < ref.month else ref.year - 1
+    elif word == "next":
+        year = ref.year if month > ref.month else ref.year + 1
+    else:
+        year = ref.year
+    return f"{year:04d}-{month:02d}", "month"
 
 
 def _en_year(match, ref, tense):

@@ -11,7 +11,7 @@ Node keys are the deterministic ids of memctl.model, so a rebuild regenerates th
 - slot Fact node_id(Fact, tenant, "slot", subject entity key, slot, normalised value, polarity): an attribute
            statement (memctl/r2g/slots.py), one node per claim however often and whenever it is made; props
            attributes {subject, subject_type, slot, slot_surface, lexicon, value, value_entity?, polarity,
-           time?}, title "<subject> <slot as written>: <value>" ("formerly"/"not" before a value ended or
+           kind (set | change | end | add | stop: memctl/r2g/changes.py), time?}, title "<subject> <slot as written>: <value>" ("formerly"/"not" before a value ended or
            denied), keywords the slot as written and the value;
 - Preference  fingerprint(holder | polarity | object), without a time bucket: a standing wish repeated later is
            the same preference;
@@ -338,14 +338,15 @@ class TurnEmitter:
                       slot.polarity)
         attributes = {"subject": subject.canonical, "subject_type": subject.type, "slot": slot.slot,
                       "slot_surface": slot.slot_surface, "lexicon": slot.lexicon, "value": slot.value,
-                      "polarity": slot.polarity, "first_seen": context.first_seen(slot.start)}
+                      "polarity": slot.polarity, "kind": slot.kind, "first_seen": context.first_seen(slot.start)}
         if value_target is not None:
             attributes["value_entity"] = value_target[1]
         if slot.time is not None:
             attributes["time"] = extraction.times[slot.time].to_dict()
         names = [subject.canonical] + ([value_target[1]] if value_target is not None else [])
         node = props(self.tenant, title=_slot_title(slot, subject.canonical), text=context.sentence.text,
-                     raw_refs=[context.sentence_ref], keywords=list(dict.fromkeys((slot.slot_surface, slot.value))),
+                     raw_refs=[context.sentence_ref],
+                     keywords=list(dict.fromkeys(word for word in (slot.slot_surface, slot.value) if word)),
                      entities=list(dict.fromkeys(names)), confidence=slot.confidence, recency=context.meta["ts"],
                      sentiment=extraction.sentiment, attributes=attributes)
         self.draft.node(key, "Fact", node)
@@ -436,6 +437,8 @@ def _slot_title(slot, subject: str) -> str:
     """"用户的婶婶 电话号码: 155…", in the sentence's own words: the index finds a slot fact by what was said,
     not by the lexicon's other names for the slot (a "名字" query matched every "我同事叫…" and cost MemDaily dev
     Recall@5)."""
+    if not slot.value:  # an end that names no value: "Jon broke up", "用户 辞职了"
+        return f"{subject} {slot.slot_surface}"
     head = {"negated": "not ", "ended": "formerly "}.get(slot.polarity, "")
     return f"{subject} {slot.slot_surface}: {head}{slot.value}"
 

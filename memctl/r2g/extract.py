@@ -5,7 +5,8 @@ sentence by normalised name and type), facts with their roles pointing at those 
 facts (memctl/r2g/slots.py: holder, slot, value), preferences, concepts, keywords and the time expressions. The
 builder turns these into nodes and edges. A clause a slot frame reads is that slot fact's: the language
 analyser's facts inside it are left out, since they state the same thing with the attribute or holder lost
-(我婶婶的电话号码是… → be(agent 电话号码)).
+(我婶婶的电话号码是… → be(agent 电话号码)); a statement of a change keeps them ("we moved to Denver" is an
+event as well).
 
     >>> result = extract("小明在公园里踢足球")
     >>> [(entity.name, entity.type) for entity in result.entities]
@@ -155,7 +156,8 @@ def _extract(sentence: str, lang: str, times: list[TimeExpr], speaker: str | Non
     if not instruction:
         result.slots = _slots(result, entity_index, find_slots(sentence, lang, speaker, analysis.mentions, times))
         for raw_fact in analysis.facts:
-            if not any(slot.start <= raw_fact.start and raw_fact.end <= slot.end for slot in result.slots):
+            if not any(not slot.statement and slot.start <= raw_fact.start and raw_fact.end <= slot.end
+                       for slot in result.slots):
                 result.facts.append(_fact(result, entity_index, raw_fact, speaker, lang))
     _renumber(result)
     result.concepts = find_concepts(sentence, lang)

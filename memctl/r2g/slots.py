@@ -47,6 +47,7 @@ from memctl.language.timenorm import TimeExpr
 from memctl.r2g.structures import Mention
 
 STATED, NEGATED, ENDED = "stated", "negated", "ended"
+KINDS = ("set", "change", "end", "add", "stop")  # what a statement does to its slot (memctl/r2g/changes.py)
 DEFAULT_HOLDER = {"en": "user", "zh": "用户"}
 MAX_VALUE_CHARS = 120
 MAX_ENGLISH_VALUE_WORDS = 12
@@ -73,6 +74,8 @@ class SlotFact:
     time: int | None = None  # index into the sentence's times: the statement's own time words
     subject_entity: int | None = None
     value_entity: int | None = None
+    kind: str = "set"  # one of KINDS: "set" a value stated, the others a change the sentence tells
+    statement: bool = False  # read by memctl/r2g/changes.py: the clause's event facts stay (a move is an event)
 
     @property
     def subject(self) -> str:
@@ -83,7 +86,7 @@ class SlotFact:
                 "lexicon": self.lexicon, "value": self.value, "polarity": self.polarity,
                 "span": [self.start, self.end], "confidence": self.confidence,
                 "subject_entity": self.subject_entity, "value_entity": self.value_entity,
-                "value_time": self.value_time, "time": self.time}
+                "value_time": self.value_time, "time": self.time, "kind": self.kind}
 
 
 @dataclass
@@ -98,8 +101,9 @@ class _Sentence:
 
 def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Mention],
                times: list[TimeExpr]) -> list[SlotFact]:
-    """The slot facts of one sentence. `mentions` are the language analyser's named entities (a holder or value
-    spanning exactly one keeps its type), `times` the sentence's time expressions."""
+    """The slot facts of one sentence: its frames', then the statements of memctl/r2g/changes.py in the clauses
+    no frame read ("we moved to Denver"). `mentions` are the language analyser's named entities (a holder or
+    value spanning exactly one keeps its type), `times` the sentence's time expressions."""
     if sentence.rstrip().endswith(("?", "？")):
         return []
     state = _Sentence(sentence, lang, speaker or DEFAULT_HOLDER.get(lang, "user"), mentions, times)
@@ -107,6 +111,9 @@ def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Men
         _chinese(state)
     else:
         _english(state)
+    from memctl.r2g.changes import find_statements
+
+    state.found.extend(find_statements(state))
     return state.found
 
 
@@ -197,7 +204,7 @@ def _chinese(state: _Sentence) -> None:
                 index = _continued(state, found, clauses, index)
         elif _chinese_match(text)[0] is None and _ZH_TOPIC.match(text):
             named = _ZH_TOPIC.match(text)
-            topic = _named(state, clause.start() + named.start("topic"), clause.start() + named.end("topic"))
+            topic = named_holder(state, clause.start() + named.start("topic"), clause.start() + named.end("topic"))
 
 
 # What a person is (我同事是主管, 我爸爸是做财务经理的): a person noun that is no relative, or a word ending like
@@ -232,7 +239,7 @@ def _measured(state, match, base: int, start: int, end: int) -> SlotFact | None:
     if spec is None or spec.value_kind not in ("number", "date"):
         return None
     noun, surface = split
-    holder = _relative(state, noun, base + match.start(), base + match.start("xy") + len(noun))
+    holder = relative_holder(state, noun, base + match.start(), base + match.start("xy") + len(noun))
     return _slot(state, holder, surface, match, base, start, end, STATED)
 
 
@@ -241,10 +248,10 @@ def _person_subject(state, match, base: int) -> Mention | None:
     after 我, a person named X (陈梦婷); None otherwise."""
     x_start, x_end = base + match.start("x"), base + match.end("x")
     if match["x"] and slot_lexicon().person_noun(match["x"], "zh"):
-        return _relative(state, match["x"], base + match.start(), x_end)
+        return relative_holder(state, match["x"], base + match.start(), x_end)
     if not match["x"]:
-        return _speaker(state, base + match.start("mine")) if match["mine"] else None
-    named = None if match["mine"] else _mention_at(state, x_start, x_end)
+        return speaker_holder(state, base + match.start("mine")) if match["mine"] else None
+    named = None if match["mine"] else mention_at(state, x_start, x_end)
     return named if named is not None and named.entity_type == "Person" else None
 
 
@@ -314,7 +321,7 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
     if frame == "called":
         if not lexicon.person_noun(match["x"], "zh"):
             return None
-        holder = _relative(state, match["x"], base + match.start() , base + match.end("x"))
+        holder = relative_holder(state, match["x"], base + match.start() , base + match.end("x"))
         return _slot(state, holder, "名字", match, base, start, end, STATED, written="叫")
     if frame in ("origin", "occupation"):
         return _kind(state, frame, match, base, start, end)
@@ -324,28 +331,28 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         holder = _person_subject(state, match, base) if match["x"] or match["mine"] else None
         if holder is None:
             return None
-        place = _mention_at(state, base + match.start("z"), base + match.end("z"))
+        place = mention_at(state, base + match.start("z"), base + match.end("z"))
         surface = "单位" if place is not None and place.entity_type == "Organization" else "工作地"  # 在腾讯工作
         return _slot(state, holder, surface, match, base, start, end, STATED)
     if frame == "plan":  # 我将要参加翻译行业交流峰会
-        return _slot(state, _speaker(state, base + match.start()), "计划", match, base, start, end, STATED)
+        return _slot(state, speaker_holder(state, base + match.start()), "计划", match, base, start, end, STATED)
     if frame == "taste":
         return _taste(state, match, base, start, end)
     if frame == "estate":
-        return _slot(state, _speaker(state, base + match.start()), "住址", match, base, start, end, STATED,
+        return _slot(state, speaker_holder(state, base + match.start()), "住址", match, base, start, end, STATED,
                      written="小区")
     if frame == "inverse":
         spec = lexicon.named_by(match["y"], "zh")
         if spec is not None and spec.value_kind != "person":
             return None
-        return _slot(state, _speaker(state, base + match.start("y") - 2), match["y"], match, base, start, end,
+        return _slot(state, speaker_holder(state, base + match.start("y") - 2), match["y"], match, base, start, end,
                      STATED, needs_person=True)
     if frame == "joined":
         split = _relative_and_slot(match["xy"])
         if split is None:
             return None  # not 上司 + 生日: the own frame reads it (我的手机是…)
         noun, surface = split
-        holder = _relative(state, noun, base + match.start(), base + match.start("xy") + len(noun))
+        holder = relative_holder(state, noun, base + match.start(), base + match.start("xy") + len(noun))
         polarity = NEGATED if match["neg"] else ENDED if match["ended"] else STATED
         return _slot(state, holder, surface, match, base, start, end, polarity)
     if frame == "pronoun":
@@ -353,15 +360,16 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
             return None
         holder = topic
     elif frame == "relative" and match["x"] not in _ZH_MINE and match["x"] not in _ZH_USING_VERBS:
-        holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
+        holder = relative_holder(state, match["x"], base + match.start(), base + match.end("x"))
     elif frame in ("own", "relative"):  # 我家的猫 is 我的猫, 我用的手机 is 我的手机, 我手头的手机 too
-        holder = _speaker(state, base + match.start())
+        holder = speaker_holder(state, base + match.start())
     else:
         holder = _holder(state, match["x"], base + match.start("x"), base + match.end("x"))
-    if match["verb"] == "有" and not _ZH_NUMERAL.match(match["z"]):
-        return None
-    polarity = NEGATED if match["neg"] else ENDED if match.groupdict().get("ended") else STATED
     spec = lexicon.named_by(match["y"], "zh")
+    if match["verb"] == "有" and not (_ZH_NUMERAL.match(match["z"])
+                                     and (spec is None or spec.value_kind in ("number", "date"))):
+        return None  # 身高有172厘米; 我家有一只猫 is no address
+    polarity = NEGATED if match["neg"] else ENDED if match.groupdict().get("ended") else STATED
     if _ZH_EVALUATIVE.match(match["y"]):
         return None  # 我特别中意…: Y is no noun
     if match["verb"] == "叫" and (spec is None or spec.value_kind == "person"):
@@ -369,9 +377,14 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         # are Y itself)
         named = match["y"].removesuffix("名") or match["y"]
         owner = holder.canonical if holder.entity_type == "Person" else state.speaker
-        holder = _relative(state, named, base + match.start(), base + match.start("y") + len(named), owner)
+        holder = relative_holder(state, named, base + match.start(), base + match.start("y") + len(named), owner)
         return _slot(state, holder, "名字", match, base, start, end, polarity, written="叫")
-    return _slot(state, holder, match["y"], match, base, start, end, polarity)
+    surface = match["y"]
+    fresh = spec is None and surface.startswith("新") and lexicon.named_by(surface[1:], "zh") is not None
+    found = _slot(state, holder, surface[1:] if fresh else surface, match, base, start, end, polarity)
+    if found is not None and fresh and polarity == STATED:  # 我的新号码是…: a value that replaces one
+        found.kind = "add" if lexicon.slots[found.slot].multi_valued else "change"
+    return found
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -441,7 +454,7 @@ def _english_frame(state, frame, match, start, end) -> SlotFact | None:
     if frame == "called":
         if _function_words(match["x"]):
             return None
-        holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
+        holder = relative_holder(state, match["x"], base + match.start(), base + match.end("x"))
         written = "called" if "called" in match.group() else "named"
         return _slot(state, holder, "name", match, base, start, end, STATED, written=written)
     if _function_words(match["y"]):
@@ -454,7 +467,7 @@ def _english_frame(state, frame, match, start, end) -> SlotFact | None:
     if frame == "inverse":
         if not lexicon.person_noun(surface, "en"):
             return None
-        return _slot(state, _speaker(state, base + match.start("y") - 3), surface, match, base, start, end,
+        return _slot(state, speaker_holder(state, base + match.start("y") - 3), surface, match, base, start, end,
                      STATED, needs_person=True)
     verb = match["verb"]
     if "not" in verb or "n't" in verb:
@@ -464,16 +477,21 @@ def _english_frame(state, frame, match, start, end) -> SlotFact | None:
     if frame == "own":
         if lexicon.named_by(surface, "en") is None or words[0] in ("favorite", "favourite"):
             return None
-        holder = _speaker(state, base + match.start())
+        holder = speaker_holder(state, base + match.start())
     elif frame == "relative":
         if _function_words(match["x"]):
             return None
-        holder = _relative(state, match["x"], base + match.start(), base + match.end("x"))
+        holder = relative_holder(state, match["x"], base + match.start(), base + match.end("x"))
     else:
         if match["x"].split()[0] in _EN_NON_NAMES:
             return None
         holder = _holder(state, match["x"], base + match.start("x"), base + match.end("x"))
-    return _slot(state, holder, surface, match, base, start, end, polarity)
+    found = _slot(state, holder, surface, match, base, start, end, polarity)
+    if found is not None and polarity == STATED and match["y"].lower().startswith("new "):
+        # "My new boss is Tom": a value that replaces one (or joins the others of a multi-valued slot)
+        spec = slot_lexicon().slots.get(found.slot) if found.lexicon else None
+        found.kind = "add" if spec is not None and spec.multi_valued else "change"
+    return found
 
 
 def _led_in(before: str) -> bool:
@@ -481,14 +499,14 @@ def _led_in(before: str) -> bool:
 
 
 @lexicon_cache
-def _english_function_words() -> frozenset:
+def english_function_words() -> frozenset:
     words = english_words()
     return (words["pronouns"] | words["determiners"] | words["prepositions"] | words["conjunctions"]
             | words["auxiliaries"] | words["negations"] | frozenset(words["modals"]))
 
 
 def _function_words(phrase: str) -> bool:
-    function_words = _english_function_words()
+    function_words = english_function_words()
     return any(word in function_words for word in phrase.lower().split())
 
 
@@ -496,18 +514,23 @@ def _function_words(phrase: str) -> bool:
 # holders, values
 
 
-def _speaker(state: _Sentence, start: int) -> Mention:
-    length = 1 if state.lang == "zh" else 2
+def speaker_holder(state: _Sentence, start: int, length: int | None = None) -> Mention:
+    """The speaker, written at `start` (我, "my"); with length 0 named by the first-person pronoun instead of
+    the words at `start` (we, 我们家, or none: 辞职了), so that no word of the clause becomes the speaker's alias."""
+    if length is None:
+        length = 1 if state.lang == "zh" else 2
     start = max(start, 0)
-    return Mention(state.text[start: start + length], start, start + length, "Person", state.speaker,
-                   confidence=0.8)
+    text = state.text[start: start + length] if length else ("我" if state.lang == "zh" else "I")
+    return Mention(text, start, start + length, "Person", state.speaker, confidence=0.8)
 
 
-def _relative(state: _Sentence, noun: str, start: int, end: int, owner: str | None = None) -> Mention:
-    """The speaker's X (or `owner`'s): "Ann's aunt", "用户的婶婶"."""
+def relative_holder(state: _Sentence, noun: str, start: int, end: int, owner: str | None = None,
+                    person: bool = False) -> Mention:
+    """The speaker's X (or `owner`'s): "Ann's aunt", "用户的婶婶"; a Person when X names a person slot or
+    `person` says so."""
     owner = owner or state.speaker
     name = f"{owner}的{noun}" if state.lang == "zh" else f"{owner}'s {noun.lower()}"
-    person = slot_lexicon().person_noun(noun, state.lang)
+    person = person or slot_lexicon().person_noun(noun, state.lang)
     # Named as its canonical form, not as written: "my aunt" would become an alias of every speaker's aunt.
     return Mention(name, start, end, "Person" if person else "Other", name, confidence=0.75)
 
@@ -515,11 +538,11 @@ def _relative(state: _Sentence, noun: str, start: int, end: int, owner: str | No
 def _holder(state: _Sentence, text: str, start: int, end: int) -> Mention:
     """A holder named in the sentence: a bare relative is the speaker's; a name keeps the analyser's type."""
     if slot_lexicon().person_noun(text, state.lang):
-        return _relative(state, text, start, end)
-    return _named(state, start, end)
+        return relative_holder(state, text, start, end)
+    return named_holder(state, start, end)
 
 
-def _named(state: _Sentence, start: int, end: int) -> Mention:
+def named_holder(state: _Sentence, start: int, end: int) -> Mention:
     for mention in state.mentions:
         if (mention.start, mention.end) == (start, end) and not mention.pronoun:
             return mention
@@ -531,25 +554,41 @@ def _slot(state, holder: Mention, surface: str, match, base: int, start: int, en
     """`surface` names the slot (mapped through the lexicon); `written` is what the sentence wrote for it when
     that is not the surface itself (叫, called)."""
     spec = slot_lexicon().named_by(surface, state.lang)
+    return slot_fact(state, holder, spec, written or surface, base + match.start("z"), base + match.end("z"),
+                     start, end, polarity, needs_person, surface)
+
+
+def slot_fact(state, holder: Mention, spec: SlotSpec | None, written: str, value_start: int, value_end: int,
+              start: int, end: int, polarity: str, needs_person: bool = False, surface: str | None = None,
+              kind: str = "set") -> SlotFact | None:
+    """The slot fact of `spec` (None: the free slot `surface`) whose value is the sentence's text from
+    `value_start` to `value_end`, trimmed; None when that value cannot be the slot's. `start`, `end`: the
+    clause, where the statement's own time words are looked for."""
     if spec is not None and spec.name == "residence" and holder.entity_type != "Person":
         spec = None  # 我公司的地址: an organisation's address, no one's residence
-    value_start, value_end = _trimmed_value(state, base + match.start("z"), base + match.end("z"), spec)
+    value_start, value_end = _trimmed_value(state, value_start, value_end, spec)
     value = state.text[value_start:value_end]
-    value_mention = _mention_at(state, value_start, value_end)
+    value_mention = mention_at(state, value_start, value_end)
     if not _acceptable(state, value, value_start, spec, value_mention,
                        needs_person or (spec and spec.value_kind == "person")):
         return None
     value_time = next((index for index, time in enumerate(state.times)
                        if (time.start, time.end) == (value_start, value_end)), None)
-    time = next((index for index, time in enumerate(state.times)
-                 if start <= time.start and time.end <= end and (time.end <= value_start or time.start >= value_end)),
-                None)
     if value_mention is None and spec is not None and spec.value_kind == "person":
         value_mention = Mention(value, value_start, value_end, "Person", confidence=0.7)
+    surface = surface or written
     slot = spec.name if spec is not None else (surface if state.lang == "zh" else surface.lower())
     confidence = 0.8 if spec is not None else 0.6
-    return SlotFact(holder, slot, written or surface, spec is not None, value, value_start, value_end, polarity,
-                    start, end, confidence, value_mention, value_time, time)
+    return SlotFact(holder, slot, written, spec is not None, value, value_start, value_end, polarity, start, end,
+                    confidence, value_mention, value_time, statement_time(state, start, end, value_start, value_end),
+                    kind=kind)
+
+
+def statement_time(state, start: int, end: int, value_start: int, value_end: int) -> int | None:
+    """The index of the clause's first time expression outside the value: the statement's own time words."""
+    return next((index for index, time in enumerate(state.times)
+                 if start <= time.start and time.end <= end and (time.end <= value_start or time.start >= value_end)),
+                None)
 
 
 def _trimmed_value(state: _Sentence, start: int, end: int, spec: SlotSpec | None) -> tuple[int, int]:
@@ -575,7 +614,7 @@ def _zh_trimmed(text: str) -> str:
         text = shorter
 
 
-def _mention_at(state: _Sentence, start: int, end: int) -> Mention | None:
+def mention_at(state: _Sentence, start: int, end: int) -> Mention | None:
     return next((mention for mention in state.mentions
                  if (mention.start, mention.end) == (start, end) and not mention.pronoun), None)
 
@@ -594,7 +633,7 @@ def _acceptable(state: _Sentence, value: str, start: int, spec: SlotSpec | None,
                                                        for word in _EN_EVALUATIVE):
             return False
         timed = any(time.start == start for time in state.times)  # "May 5": a month, not the modal
-        if words[0] in _english_function_words() - _EN_ARTICLES and not timed and not (
+        if words[0] in english_function_words() - _EN_ARTICLES and not timed and not (
                 words[0] == "to" and spec is not None and spec.value_kind == "free"):
             return False  # "is on June 17th", "is at the Blue Note": a place or time of something, no value
             # ("My goal is to …" is a plan)

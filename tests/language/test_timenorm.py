@@ -35,6 +35,8 @@ CHINESE = [
     ("二〇二二年", "2022", "year"),
     ("下个月15号", "2023-06-15", "day"),
     ("上周末", "2023-W18", "week"),
+    ("半年前", "2022-11", "month"),
+    ("半年后", "2023-11", "month"),
     ("明天下午三点", "2023-05-11T15:00", "minute"),
     ("最近", None, "unspecified"),
     ("春节", None, "unspecified"),
@@ -61,6 +63,11 @@ ENGLISH = [
     ("in two weeks", "2023-W21", "week"),
     ("last weekend", "2023-W18", "week"),
     ("next summer", "2024", "year"),
+    ("last March", "2023-03", "month"),  # the latest March before May 2023
+    ("last June", "2022-06", "month"),
+    ("next March", "2024-03", "month"),
+    ("next June", "2023-06", "month"),
+    ("this June", "2023-06", "month"),
     ("tomorrow at 3pm", "2023-05-11T15:00", "minute"),
     ("2023-05-07", "2023-05-07", "day"),
     ("recently", None, "unspecified"),
@@ -86,6 +93,14 @@ def test_years_and_months_after_a_preposition():
     assert [(t.expression, t.value) for t in find_times("I graduated in 2019.", REF, "en")] == [("2019", "2019")]
     assert [(t.value, t.granularity) for t in find_times("She moved there in March.", REF, "en")] == [("2023-03", "month")]
     assert [(t.value, t.granularity) for t in find_times("since January", REF, "en")] == [("2023-01", "month")]
+    # after "since" a month lies in the past: in May 2023, "since June" is June 2022
+    assert [t.value for t in find_times("I've lived here since June.", REF, "en")] == ["2022-06"]
+    assert [t.value for t in find_times("She moves there in June.", REF, "en")] == ["2023-06"]
+
+
+def test_may_is_a_month_only_when_it_names_one():
+    assert find_times("This may be the last time.", REF, "en") == []
+    assert [t.value for t in find_times("We moved last May.", REF, "en")] == ["2022-05"]
 
 
 def test_bare_weekdays_follow_the_tense():

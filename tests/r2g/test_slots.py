@@ -184,7 +184,8 @@ def test_r2g_stores_one_slot_fact_per_claim_with_subject_and_value_edges(isolate
     assert repeated["title"] == "用户的婶婶 电话号码: 15522637476"  # the sentence's words, not the lexicon's
     assert repeated["attributes"] | {"first_seen": None} == {
         "subject": "用户的婶婶", "subject_type": "Person", "slot": "phone", "slot_surface": "电话号码",
-        "lexicon": True, "value": "15522637476", "polarity": "stated", "first_seen": None}
+        "lexicon": True, "value": "15522637476", "polarity": "stated", "kind": "set",
+        "first_seen": None}
     assert repeated["keywords"] == ["15522637476", "电话号码"]
     aunt = entity_id(TENANT, "用户的婶婶", "Person")
     edges = out_edges(isolated_home, by_value["15522637476"]["key"])
