@@ -81,6 +81,7 @@ class Builder:
         self.index = open_index(store, config)
         self.config = config
         self.settings = resolve(config).r2g
+        self.fact_settings = resolve(config).facts
         use_directory(self.settings.lexicon_directory)
         self.progress = progress
         self.events = EventIndex(store, self.settings.same_event_days, empty=self.graph.node_ids_allocated() == 0)
@@ -230,8 +231,12 @@ class Builder:
                                 properties={"score": round(score, 4)})
 
     def _commit(self) -> None:
+        from memctl.facts.maintain import update_chains
+
         self._similar_edges()
         self.events.flush(self.draft)
+        # The chains of the slot Facts this batch wrote, recomputed into the same batch (memctl/facts).
+        self.draft.events += update_chains(self.draft, self.tenant, self.fact_settings, CREATOR, self.graph.clock())
         for key, (node_type, _) in self.draft.nodes.items():
             if node_type in MERGED_INDEXED:
                 self.draft.document(node_document(key, node_type, self.draft.merged(key)))

@@ -55,6 +55,7 @@ class GraphDraft:
         self.fresh_edges: set = set()  # keys of the edges that fresh() holds for (set by the commit)
         self.documents: dict = {}  # key → TextIndex document
         self.records: list = []  # (table, key, value or None to delete) of the caller's own tables
+        self.events: list = []  # (type, payload) for the event log, written with the batch
         self.created: set = set()  # keys of nodes that did not exist before this batch
         self.stored: dict = {}  # key → (id, created_at) of the existing nodes this batch read
         self.nodes_created: Counter = Counter()
@@ -83,6 +84,13 @@ class GraphDraft:
             return True
         self.nodes[key] = [node_type, [stored, props]]
         return False
+
+    def replace(self, key: str, node_type: str, props: dict) -> None:
+        """Write `props` as the node's whole props (no merge): a stored node's recomputed attributes."""
+        if key not in self.nodes and self.stored_props(key) is None:
+            self.created.add(key)
+            self.nodes_created[node_type] += 1
+        self.nodes[key] = [node_type, [props]]
 
     def props(self, key: str) -> dict | None:
         """A node's props as this batch will write them, else as stored."""
@@ -161,6 +169,10 @@ class GraphDraft:
                     writer.batch.delete(table, key)
                 else:
                     writer.batch.put(table, key, value)
+            if self.events:
+                from memctl.facts.events import publish
+
+                publish(writer.batch, self.events)
         if self.rewritten is not None:
             self.rewritten.nodes.update(self.nodes)
             self.rewritten.edges.update(self.edges)
