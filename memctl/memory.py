@@ -86,6 +86,13 @@ class Memory:
         return Documents(self)
 
     @cached_property
+    def facts(self):
+        """Version chains of slot facts: see memctl/facts/api.py."""
+        from memctl.facts.api import Facts
+
+        return Facts(self)
+
+    @cached_property
     def raw(self):
         """The stored raw chunks: see memctl/raw_chunks.py."""
         from memctl.raw_chunks import RawChunks

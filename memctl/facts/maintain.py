@@ -27,9 +27,10 @@ CHAIN_FIELDS = ("chain", "valid_since", "valid_until", "periods", "state", "reco
 CHAIN_EDGE_TYPES = ("ACTIVE_OF", "VERSION_NEXT", "CONTRADICTS")
 
 
-def update_chains(draft, tenant: str, settings, actor: str, now: float, chains=()) -> list:
+def update_chains(draft, tenant: str, settings, actor: str, now: float, chains=(), decided=None) -> list:
     """Recompute the chains of the slot Facts in `draft` (and `chains`, by key) into the draft; returns the
-    events [(type, payload)] of the changes. settings: the `facts` View; actor: who writes (r2g, fact add…)."""
+    events [(type, payload)] of the changes. settings: the `facts` View; actor: who writes (r2g, fact add…);
+    decided: the decisions this batch records (key → "keep" | "reject"), over the stored ones."""
     touched = _touched(draft, tenant)
     for chain in chains:
         touched.setdefault(chain, set())
@@ -39,7 +40,7 @@ def update_chains(draft, tenant: str, settings, actor: str, now: float, chains=(
     keys = sorted(touched)
     events: list = []
     for chain, record in zip(keys, store.get_many(CHAIN_TABLE, keys)):
-        events += _ChainUpdate(draft, chain, record, touched[chain], settings, actor, now).run()
+        events += _ChainUpdate(draft, chain, record, touched[chain], settings, actor, now).run(decided or {})
     return events
 
 
@@ -72,7 +73,7 @@ class _ChainUpdate:
         self.events: list = []
         self.audit: list = []  # this update's changes of state, for facts.audit
 
-    def run(self) -> list:
+    def run(self, decided: dict) -> list:
         draft, store = self.draft, self.draft.graph.store
         keys = list(dict.fromkeys(members(self.record) + sorted(self.touched)))
         stored = dict(zip(keys, draft.graph.nodes(keys)))
@@ -83,6 +84,7 @@ class _ChainUpdate:
         versions = [version_of(key, props, recorded[key]) for key, props in claims.items()]
         decisions = {key: value["decision"] for key, value in zip(claims, store.get_many(DECISION_TABLE,
                                                                                           list(claims))) if value}
+        decisions.update((key, value) for key, value in decided.items() if key in claims)
         timeline = build(versions, multi_valued(slot_of(self.chain)), decisions, self.settings)
         for key, props in claims.items():
             self._write_claim(key, props, stored[key], timeline, recorded[key])

@@ -44,7 +44,7 @@ from memctl.r2g.draft import GraphDraft, RecentNodes
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
 from memctl.r2g.events import EVENT_TABLE, EventIndex
 from memctl.language.lexicon import use_directory
-from memctl.node_documents import INDEXED_TYPES, node_document
+from memctl.node_documents import INDEXED_TYPES
 from memctl.r2g.rawturns import ChunkStart, conversations, walk, with_neighbors
 from memctl.r2g.tails import CONVERTED_KEY, TAIL_TABLE, after_tails, tail_of
 from memctl.r2g.recent import Recent
@@ -237,9 +237,7 @@ class Builder:
         self.events.flush(self.draft)
         # The chains of the slot Facts this batch wrote, recomputed into the same batch (memctl/facts).
         self.draft.events += update_chains(self.draft, self.tenant, self.fact_settings, CREATOR, self.graph.clock())
-        for key, (node_type, _) in self.draft.nodes.items():
-            if node_type in MERGED_INDEXED:
-                self.draft.document(node_document(key, node_type, self.draft.merged(key)))
+        self.draft.document_nodes(MERGED_INDEXED)
         if self.draft.nodes or self.draft.edges or self.draft.removed_edges or self.draft.documents or \
                 self.draft.records:
             self.draft.commit()

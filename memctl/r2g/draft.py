@@ -142,6 +142,14 @@ class GraphDraft:
     def document(self, document: dict) -> None:
         self.documents[document["key"]] = document
 
+    def document_nodes(self, types) -> None:
+        """The index documents of this batch's nodes of `types`, as the batch writes them."""
+        from memctl.node_documents import node_document
+
+        for key, (node_type, _) in self.nodes.items():
+            if node_type in types:
+                self.document(node_document(key, node_type, self.merged(key)))
+
     def record(self, table: str, key: str, value) -> None:
         self.records.append((table, key, value))
 
