@@ -164,7 +164,8 @@ def fact(
     since: str = _since_option(hidden=True),
     source: str = _source_option(hidden=True),
     evidence: str = _evidence_option(hidden=True),
-    conflicts: str = typer.Option(None, "--conflicts", metavar="ID", hidden=True),
+    conflicts: str = typer.Option(None, "--conflicts", metavar="ID", rich_help_panel=ALIASES,
+                                  help="With --add: the claim contradicts version ID (prio decides)."),
     as_json: bool = _json_option(hidden=True),
 ) -> None:
     """Facts that change: version chains of slot facts (what holds now, what held when), conflicts and the

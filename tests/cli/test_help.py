@@ -68,12 +68,13 @@ def test_top_level_help_groups_commands_by_what_a_user_does(cli):
                               "Recall and search", "Maintain", "Inspect"]
     assert list(commands.values()) == [["ingest", "index"], ["remember", "r2g"], ["recall", "search"],
                                        ["check", "compact", "migrate", "repair"],
-                                       ["stats", "graph", "raw", "config"]]
+                                       ["stats", "graph", "fact", "audit", "raw", "config"]]
 
 
 @pytest.mark.parametrize("command, shown, hidden", [
     ("graph", ["--add-node", "--add-edge", "--neighbors"], ["--khop", "--ppr", "--stats", "--weight"]),
     ("index", ["--add"], ["--delete", "--type", "--tag"]),
+    ("fact", ["--add", "--conflicts"], ["--since", "--source", "--evidence"]),
     ("recall", ["--q", "--extract-keywords"], ["--explain", "--queries"]),
 ])
 def test_seed_aliases_are_shown_and_the_others_hidden(cli, command, shown, hidden):
