@@ -199,10 +199,9 @@ class Memory:
         "wal_batches", "steps": [{"name", "to_version", "counts"}]}. The ingest adapters say what a version-3
         turn's input keys mean (memctl.ingest.format3), which the engine's turn_fields step cannot know."""
         from engine.migration import migrate_store
-        from memctl.ingest.format3 import migration_hooks
 
         return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
-                             hooks=migration_hooks())
+                             hooks=_migration_hooks())
 
     @classmethod
     def repair(cls, home: str | None = None, tenant: str = "default", dry_run: bool = False, wait: float = 0.0,
@@ -216,10 +215,9 @@ class Memory:
         {"records", "wal_batches", "raw_chunks"}, "kept", "rebuilt", "migration_steps"}. A store of an older
         format is migrated on the way, with the hooks `migrate` hands its steps."""
         from engine.repair import repair_store
-        from memctl.ingest.format3 import migration_hooks
 
         return repair_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
-                            hooks=migration_hooks())
+                            hooks=_migration_hooks())
 
     def compact(self) -> dict:
         """Flush unwritten records and merge every kind's segments into one, dropping deleted data."""
@@ -234,3 +232,14 @@ class Memory:
         from memctl.stats import collect
 
         return collect(self)
+
+
+def _migration_hooks() -> dict:
+    """What `migrate` and `repair` hand the engine's migration steps: how a version-3 turn's input keys map
+    onto the generic turn fields (memctl.ingest.format3), and how the chains of a version-4 store's slot facts
+    are built (memctl.facts.migration)."""
+    from engine.migration.fact_chains import HOOK
+    from memctl.facts.migration import build_chains
+    from memctl.ingest.format3 import migration_hooks
+
+    return {**migration_hooks(), HOOK: build_chains}

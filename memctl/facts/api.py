@@ -63,10 +63,10 @@ class Facts:
             draft.record(DECISION_TABLE, key, {"decision": decision, "at": store_time(now), "by": "fact resolve"})
             return key
 
-        _, events = self._write("fact resolve", decide, chains=[chain], decided={key: decision})
+        _, events = self._write("fact resolve", decide, chains={chain: ()}, decided={key: decision})
         return {**self.show(key), "events": events}
 
-    def _write(self, actor: str, build, chains=(), decided=None) -> tuple:
+    def _write(self, actor: str, build, chains=None, decided=None) -> tuple:
         """One batch: build(draft, now) → key, the chains it touched recomputed, the nodes indexed."""
         from memctl.facts.maintain import update_chains
         from memctl.node_documents import INDEXED_TYPES

@@ -16,7 +16,7 @@ recorded_at only.
 
 from __future__ import annotations
 
-from engine.fs import failpoint
+from engine import fs
 from memctl.facts.events import CONFLICT_DETECTED, FACT_DEMOTED, FACT_PROMOTED
 from memctl.facts.tables import AUDIT_KEPT, AUDIT_TABLE, CHAIN_TABLE, DECISION_TABLE, REVIEW_TABLE, chain_record, \
     members, review_key
@@ -27,13 +27,13 @@ CHAIN_FIELDS = ("chain", "valid_since", "valid_until", "periods", "state", "reco
 CHAIN_EDGE_TYPES = ("ACTIVE_OF", "VERSION_NEXT", "CONTRADICTS")
 
 
-def update_chains(draft, tenant: str, settings, actor: str, now: float, chains=(), decided=None) -> list:
-    """Recompute the chains of the slot Facts in `draft` (and `chains`, by key) into the draft; returns the
-    events [(type, payload)] of the changes. settings: the `facts` View; actor: who writes (r2g, fact add…);
+def update_chains(draft, tenant: str, settings, actor: str, now: float, chains=None, decided=None) -> list:
+    """Recompute the chains of the slot Facts in `draft` (and `chains`: chain key → keys of claims to add to
+    it) into the draft; returns the events [(type, payload)] of the changes. settings: the `facts` View; actor: who writes (r2g, fact add…);
     decided: the decisions this batch records (key → "keep" | "reject"), over the stored ones."""
     touched = _touched(draft, tenant)
-    for chain in chains:
-        touched.setdefault(chain, set())
+    for chain, keys in (chains or {}).items():
+        touched.setdefault(chain, set()).update(keys)
     if not touched:
         return []
     store = draft.graph.store
@@ -88,7 +88,7 @@ class _ChainUpdate:
         timeline = build(versions, multi_valued(slot_of(self.chain)), decisions, self.settings)
         for key, props in claims.items():
             self._write_claim(key, props, stored[key], timeline, recorded[key])
-        failpoint("facts.chain_write")  # claims staged, edges and tables not yet: the batch is all or nothing
+        fs.failpoint("facts.chain_write")  # claims staged, edges and tables not yet: the batch is all or nothing
         self._write_edges(timeline)
         self._write_reviews(timeline)
         record = chain_record(timeline, [key for key in claims if key not in timeline.states])

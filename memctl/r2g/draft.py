@@ -159,28 +159,45 @@ class GraphDraft:
         known = _KnownRecords(self)
         self._find_fresh_edges(known.nodes)
         with self.graph.batch(known, owned=self.owned) as writer:
-            for new, run in groupby(self.nodes.items(), key=lambda item: item[0] in self.created):
-                rows = [(key, node_type, self.merged(key), None) for key, (node_type, _) in run]
-                if not (new and writer.add_new_nodes(rows)):
-                    for row in rows:
-                        writer.add_node(*row)
-            for key in sorted(self.removed_edges):
-                if writer.edge(key) is not None:
-                    writer.delete_edge(key, purge=True)
-            # Runs in the draft's order, so ids are allocated as one by one would.
-            for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known.nodes, *item)):
-                self._write_edges(writer, new, list(run))
-            if self.documents:
-                self.index.add_many(list(self.documents.values()), batch=writer.batch)
-            for table, key, value in self.records:
-                if value is None:
-                    writer.batch.delete(table, key)
-                else:
-                    writer.batch.put(table, key, value)
-            if self.events:
-                from memctl.facts.events import publish
+            self._write(writer, known)
+        self._committed(known)
 
-                publish(writer.batch, self.events)
+    def stage(self, batch) -> None:
+        """Write the draft into `batch`, a store Batch its caller commits or stages (`memctl migrate`)."""
+        from engine.graph.batch import GraphBatch
+
+        known = _KnownRecords(self)
+        self._find_fresh_edges(known.nodes)
+        writer = GraphBatch(self.graph, batch, known)
+        self._write(writer, known)
+        writer.finish()
+        self._committed(known)
+
+    def _write(self, writer, known) -> None:
+        for new, run in groupby(self.nodes.items(), key=lambda item: item[0] in self.created):
+            rows = [(key, node_type, self.merged(key), None) for key, (node_type, _) in run]
+            if not (new and writer.add_new_nodes(rows)):
+                for row in rows:
+                    writer.add_node(*row)
+        for key in sorted(self.removed_edges):
+            if writer.edge(key) is not None:
+                writer.delete_edge(key, purge=True)
+        # Runs in the draft's order, so ids are allocated as one by one would.
+        for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known.nodes, *item)):
+            self._write_edges(writer, new, list(run))
+        if self.documents:
+            self.index.add_many(list(self.documents.values()), batch=writer.batch)
+        for table, key, value in self.records:
+            if value is None:
+                writer.batch.delete(table, key)
+            else:
+                writer.batch.put(table, key, value)
+        if self.events:
+            from memctl.facts.events import publish
+
+            publish(writer.batch, self.events)
+
+    def _committed(self, known) -> None:
         if self.rewritten is not None:
             self.rewritten.nodes.update(self.nodes)
             self.rewritten.edges.update(self.edges)
