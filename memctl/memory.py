@@ -201,7 +201,7 @@ class Memory:
         from engine.migration import migrate_store
 
         return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
-                             hooks=_migration_hooks())
+                             hooks=migration_hooks())
 
     @classmethod
     def repair(cls, home: str | None = None, tenant: str = "default", dry_run: bool = False, wait: float = 0.0,
@@ -217,7 +217,7 @@ class Memory:
         from engine.repair import repair_store
 
         return repair_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
-                            hooks=_migration_hooks())
+                            hooks=migration_hooks())
 
     def compact(self) -> dict:
         """Flush unwritten records and merge every kind's segments into one, dropping deleted data."""
@@ -234,12 +234,12 @@ class Memory:
         return collect(self)
 
 
-def _migration_hooks() -> dict:
+def migration_hooks() -> dict:
     """What `migrate` and `repair` hand the engine's migration steps: how a version-3 turn's input keys map
     onto the generic turn fields (memctl.ingest.format3), and how the chains of a version-4 store's slot facts
     are built (memctl.facts.migration)."""
     from engine.migration.fact_chains import HOOK
     from memctl.facts.migration import build_chains
-    from memctl.ingest.format3 import migration_hooks
+    from memctl.ingest.format3 import migration_hooks as turn_field_hooks
 
-    return {**migration_hooks(), HOOK: build_chains}
+    return {**turn_field_hooks(), HOOK: build_chains}
