@@ -116,33 +116,44 @@ def evidence_ref(raw, reference: str) -> dict:
             "ts": meta.get("ts")}
 
 
-def draft_claim(draft, tenant: str, claim: Claim, now: float) -> str:
-    """Add the claim's Fact node, its holder Entity and their edges to `draft`; returns the Fact's key."""
+def claim_props(tenant: str, claim: Claim, now: float, creator: str = CREATOR) -> dict:
+    """The props of the claim's Fact node, shaped as R2G's slot facts (memctl/r2g/emit.py `_slot_fact`)."""
     from memctl.facts.versions import store_time
-    from memctl.r2g.emit import props
     from memctl.language.slot_lexicon import slot_lexicon
+    from memctl.r2g.emit import props
     from memctl.r2g.merge import evidence_key
 
-    label = slot_lexicon().slots[claim.slot].label("zh" if not claim.subject.isascii() else "en")
-    subject_key, key = claim.subject_key(tenant), claim.key(tenant)
+    label = slot_lexicon().slots[claim.slot].label("en" if claim.subject.isascii() else "zh")
     when = claim.since or store_time(now)
     ref = claim.evidence
     attributes = {"subject": claim.subject, "subject_type": claim.subject_type, "slot": claim.slot,
-                  "slot_surface": label, "lexicon": True, "value": claim.value, "polarity": claim.polarity, "kind": claim.kind,
-                  "source": claim.source,
+                  "slot_surface": label, "lexicon": True, "value": claim.value, "polarity": claim.polarity,
+                  "kind": claim.kind, "source": claim.source,
                   "first_seen": evidence_key(when, ref["raw_id"] if ref else "", ref["offset"] if ref else 0)}
     prefix = {"ended": "formerly ", "negated": "not "}.get(claim.polarity, "")
     title = f"{claim.subject} {label}: {prefix}{claim.value}"
-    draft.node(key, "Fact", props(tenant, title=title, text=title, raw_refs=[ref] if ref else [],
-                                  keywords=[label, claim.value], entities=[claim.subject], recency=when,
-                                  attributes=attributes, creator=CREATOR))
+    return props(tenant, title=title, text=title, raw_refs=[ref] if ref else [], keywords=[label, claim.value],
+                 entities=[claim.subject], recency=when, attributes=attributes, creator=creator)
+
+
+def subject_props(tenant: str, claim: Claim, creator: str = CREATOR) -> dict:
+    """The props of the claim's holder Entity, for a subject the store does not hold yet."""
+    from memctl.r2g.emit import props
+
+    return props(tenant, title=claim.subject, text=f"{claim.subject} ({claim.subject_type})", raw_refs=[],
+                 keywords=[claim.subject], attributes={"entity_type": claim.subject_type,
+                                                       "canonical": claim.subject, "aliases": []},
+                 creator=creator)
+
+
+def draft_claim(draft, tenant: str, claim: Claim, now: float) -> str:
+    """Add the claim's Fact node, its holder Entity and their edges to `draft`; returns the Fact's key."""
+    subject_key, key = claim.subject_key(tenant), claim.key(tenant)
+    draft.node(key, "Fact", claim_props(tenant, claim, now))
     if draft.props(subject_key) is None:
-        draft.node(subject_key, "Entity", props(tenant, title=claim.subject, keywords=[claim.subject],
-                                                text=f"{claim.subject} ({claim.subject_type})", raw_refs=[],
-                                                attributes={"entity_type": claim.subject_type,
-                                                            "canonical": claim.subject, "aliases": []},
-                                                creator=CREATOR))
+        draft.node(subject_key, "Entity", subject_props(tenant, claim))
     draft.edge(key, "SUBJECT", subject_key, 1.0, 1.0)
+    ref = claim.evidence
     if ref:
         draft.edge(key, "DERIVED_FROM", ref["raw_id"], 1.0, 1.0, properties={"offset": ref["offset"],
                                                                              "length": ref["length"]})
