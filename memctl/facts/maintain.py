@@ -24,13 +24,13 @@ from memctl.facts.timeline import build
 from memctl.facts.versions import chain_of, is_slot_fact, iso, slot_of, store_time, subject_of, version_of
 
 CHAIN_FIELDS = ("chain", "valid_since", "valid_until", "periods", "state", "recorded_at", "expired_at")
-CHAIN_EDGE_TYPES = ("ACTIVE_OF", "VERSION_NEXT", "CONTRADICTS")
 
 
 def update_chains(draft, tenant: str, settings, actor: str, now: float, chains=None, decided=None) -> list:
     """Recompute the chains of the slot Facts in `draft` (and `chains`: chain key → keys of claims to add to
-    it) into the draft; returns the events [(type, payload)] of the changes. settings: the `facts` View; actor: who writes (r2g, fact add…);
-    decided: the decisions this batch records (key → "keep" | "reject"), over the stored ones."""
+    it) into the draft; returns the events [(type, payload)] of the changes. settings: the `facts` View;
+    actor: who writes (r2g, fact add…); decided: the decisions this batch records (key → "keep" | "reject"),
+    over the stored ones."""
     touched = _touched(draft, tenant)
     for chain, keys in (chains or {}).items():
         touched.setdefault(chain, set()).update(keys)
@@ -65,7 +65,7 @@ class _ChainUpdate:
     def __init__(self, draft, chain: str, record: dict | None, touched: set, settings, actor: str, now: float):
         self.draft = draft
         self.chain = chain
-        self.record = record or {"entries": [], "claims": [], "contradicts": [], "in_force": []}
+        self.record = record or {"entries": [], "claims": [], "contradicts": [], "in_force": [], "reviews": []}
         self.touched = touched
         self.settings = settings
         self.actor = actor
@@ -142,7 +142,8 @@ class _ChainUpdate:
 
     def _write_reviews(self, timeline) -> None:
         store = self.draft.graph.store
-        old = dict(store.scan(REVIEW_TABLE, self.chain + "/"))
+        keys = [review_key(self.chain, pair) for pair in self.record.get("reviews", ())]
+        old = {key: value for key, value in zip(keys, store.get_many(REVIEW_TABLE, keys)) if value}
         new = {}
         for pair, review in timeline.reviews.items():
             key = review_key(self.chain, pair)

@@ -31,7 +31,8 @@ def fact_operation(validator, line: dict) -> str:
 
     unknown = set(line) - LINE_FIELDS
     if unknown:
-        raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))} of an op line ({', '.join(sorted(LINE_FIELDS))})")
+        raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))} of an op line "
+                         f"({', '.join(sorted(LINE_FIELDS))})")
     operation = str(line.get("op", "")).upper()
     if operation not in OPERATIONS:
         raise ValueError(f"unknown op {line.get('op')!r}: {', '.join(OPERATIONS)} (BOOST is `memctl feedback ID --up`)")

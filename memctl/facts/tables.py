@@ -2,8 +2,9 @@
 
     facts.chain     chain key → {"entries": [[version key, valid_since], …] in chain order (a version that
                     comes back appears again), "claims": [keys of the chain's claims that are no version],
-                    "contradicts": [[key, key, dimension], …], "in_force": [version keys]}: how a write finds a
-                    chain, and the edges it wrote, without a scan
+                    "contradicts": [[key, key, dimension], …], "in_force": [version keys], "reviews": [[key in
+                    force, challenger key], …]}: how a write finds a chain, the edges and reviews it wrote,
+                    without a scan
     facts.review    "<chain key>/<key in force>/<challenger key>" → {"chain", "versions", "dimension",
                     "terms": {key: prio terms}, "margin", "since"}: the review queue (contested pairs)
     facts.decision  version key → {"decision": "keep" | "reject", "at", "by"}: `fact resolve`
@@ -29,7 +30,7 @@ def chain_record(timeline, claims: list) -> dict:
 
     return {"entries": [[entry.key, iso(entry.since)] for entry in timeline.entries], "claims": sorted(claims),
             "contradicts": [[*pair, dimension] for pair, dimension in sorted(timeline.contradicts.items())],
-            "in_force": list(timeline.in_force)}
+            "in_force": list(timeline.in_force), "reviews": [list(pair) for pair in sorted(timeline.reviews)]}
 
 
 def members(record: dict | None) -> list:
