@@ -74,13 +74,8 @@ def list_command(
 
     Example: memctl fact list --subject I --as-of 2024-03-01
     """
-    with open_memory(context, writable=False, holder="memctl fact list") as memory:
-        rows = memory.facts.list(subject, slot, all_versions, as_of)
-    if as_json:
-        print_json(rows)
-        return
-    for row in rows:
-        typer.echo(_line(row))
+    _output(_read(context, "fact list", lambda facts: facts.list(subject, slot, all_versions, as_of)), as_json,
+            _print_rows)
 
 
 @fact_app.command("show")
@@ -89,9 +84,7 @@ def show(context: typer.Context, key: str = typer.Argument(..., metavar="ID"), a
 
     Example: memctl fact show fact_0123456789abcdef01234567
     """
-    with open_memory(context, writable=False, holder="memctl fact show") as memory:
-        shown = memory.facts.show(key)
-    _print_fact(shown, as_json)
+    _output(_read(context, "fact show", lambda facts: facts.show(key)), as_json, _print_fact)
 
 
 @fact_app.command("history")
@@ -105,13 +98,8 @@ def history(
 
     Example: memctl fact history I residence
     """
-    with open_memory(context, writable=False, holder="memctl fact history") as memory:
-        chain = memory.facts.history(subject, slot)
-    if as_json:
-        print_json(chain)
-        return
-    for row in chain["versions"]:
-        typer.echo(_line(row))
+    _output(_read(context, "fact history", lambda facts: facts.history(subject, slot)), as_json,
+            lambda chain: _print_rows(chain["versions"]))
 
 
 @fact_app.command("review")
@@ -120,17 +108,7 @@ def review(context: typer.Context, as_json: bool = _json_option()) -> None:
 
     Example: memctl fact review --json
     """
-    with open_memory(context, writable=False, holder="memctl fact review") as memory:
-        queue = memory.facts.review()
-    if as_json:
-        print_json(queue)
-        return
-    for item in queue:
-        typer.echo(f"{item['chain']}  {item['dimension']}  margin {item['margin']}")
-        for row in item["versions"]:
-            typer.echo(f"  {_line(row)}  prio {item['terms'].get(row['fact'], {}).get('prio')}")
-    if not queue:
-        typer.echo("the review queue is empty")
+    _output(_read(context, "fact review", lambda facts: facts.review()), as_json, _print_queue)
 
 
 @fact_app.command("resolve")
@@ -151,7 +129,7 @@ def resolve(
         raise InputError("give exactly one of --keep and --reject")
     with open_memory(context, writable=True, holder="memctl fact resolve") as memory:
         shown = memory.facts.resolve(key, "keep" if keep else "reject")
-    _print_fact(shown, as_json)
+    _output(shown, as_json, _print_fact)
 
 
 @fact_app.callback()
@@ -188,7 +166,20 @@ def fact(
 def _added(context, subject, slot, value, since, source, evidence, conflicts, as_json) -> None:
     with open_memory(context, writable=True, holder="memctl fact add") as memory:
         shown = memory.facts.add(subject, slot, value, since, source, evidence, conflicts)
-    _print_fact(shown, as_json)
+    _output(shown, as_json, _print_fact)
+
+
+def _read(context, command: str, read):
+    """read(memory.facts) on a reader's Memory."""
+    with open_memory(context, writable=False, holder=f"memctl {command}") as memory:
+        return read(memory.facts)
+
+
+def _output(result, as_json: bool, show) -> None:
+    if as_json:
+        print_json(result)
+    else:
+        show(result)
 
 
 def _line(row: dict) -> str:
@@ -197,10 +188,21 @@ def _line(row: dict) -> str:
            f"{row['valid_since']} → {until}"
 
 
-def _print_fact(shown: dict, as_json: bool) -> None:
-    if as_json:
-        print_json(shown)
-        return
+def _print_rows(rows: list) -> None:
+    for row in rows:
+        typer.echo(_line(row))
+
+
+def _print_queue(queue: list) -> None:
+    for item in queue:
+        typer.echo(f"{item['chain']}  {item['dimension']}  margin {item['margin']}")
+        for row in item["versions"]:
+            typer.echo(f"  {_line(row)}  prio {item['terms'].get(row['fact'], {}).get('prio')}")
+    if not queue:
+        typer.echo("the review queue is empty")
+
+
+def _print_fact(shown: dict) -> None:
     typer.echo(_line(shown))
     for item in shown["contradicts"]:
         typer.echo(f"  contradicts {item['fact']} ({item['dimension']})")

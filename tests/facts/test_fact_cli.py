@@ -98,3 +98,11 @@ def test_bad_input_exits_2_with_a_message_and_changes_nothing(cli, home, argumen
     assert result.exit_code == 2 and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert tree_digest(home) == before
+
+
+@pytest.mark.parametrize("arguments", [("fact", "list"), ("fact", "history", "I", "residence"), ("fact", "review")])
+def test_a_cold_fact_read_loads_neither_numba_jieba_nor_the_writers(home, arguments):
+    from cli_testkit import COLD_NEVER, cold_modules, loaded
+
+    modules = cold_modules(home, *arguments)
+    assert "memctl.cli.fact_cmd" in modules and loaded(modules, COLD_NEVER) == []
