@@ -238,8 +238,7 @@ def migration_hooks() -> dict:
     """What `migrate` and `repair` hand the engine's migration steps: how a version-3 turn's input keys map
     onto the generic turn fields (memctl.ingest.format3), and how the chains of a version-4 store's slot facts
     are built (memctl.facts.migration)."""
-    from engine.migration.fact_chains import HOOK
     from memctl.facts.migration import build_chains
     from memctl.ingest.format3 import migration_hooks as turn_field_hooks
 
-    return {**turn_field_hooks(), HOOK: build_chains}
+    return {**turn_field_hooks(), "fact_chains": build_chains}

@@ -15,7 +15,9 @@ Single-valued slot, one value in force at a time:
   loses keeps its place in the chain, never in force;
 - "ended" of the value in force, or with no value, ends it; "ended" of another value is a past value's end,
   kept as history; "negated" of the value in force ends it, of another value it is no version.
-Multi-valued slot: every value stated holds until a "stop"/"ended" or "negated" statement of that value.
+Multi-valued slot: every value stated holds until a "stop"/"ended" or "negated" statement of that value; a
+change statement ("换了新手机") while one value alone holds replaces it (with several, which one it replaces is
+unknown: the new value joins them).
 Invalidation never crosses chains: a chain is one subject's one slot.
 """
 
@@ -98,15 +100,14 @@ class _Walk:
     def _holds(self, version, seconds: float, first: bool) -> None:
         if version.normalized in self.current:
             return  # said again while it holds
-        if self.multi_valued or not self.current:
-            self._open(version, seconds, HELD)
-            return
-        (held, entry), = self.current.values()
-        if first and version.kind == CHANGE:
+        if first and version.kind == CHANGE and len(self.current) == 1:
+            (held, entry), = self.current.values()
             self._close(held, entry, seconds, version.key)
-            self._open(version, seconds, HELD)
+        elif self.current and not self.multi_valued:
+            (held, entry), = self.current.values()
+            self._contest(held, entry, version, seconds)
             return
-        self._contest(held, entry, version, seconds)
+        self._open(version, seconds, HELD)
 
     def _ends(self, version, seconds: float) -> None:
         found = self.current.get(version.normalized)

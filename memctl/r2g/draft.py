@@ -156,21 +156,17 @@ class GraphDraft:
     # --- writing -------------------------------------------------------------------------------------
 
     def commit(self) -> None:
-        known = _KnownRecords(self)
-        self._find_fresh_edges(known.nodes)
-        with self.graph.batch(known, owned=self.owned) as writer:
-            self._write(writer, known)
-        self._committed(known)
+        self._write_through(lambda known: self.graph.batch(known, owned=self.owned))
 
     def stage(self, batch) -> None:
         """Write the draft into `batch`, a store Batch its caller commits or stages (`memctl migrate`)."""
-        from engine.graph.batch import GraphBatch
+        self._write_through(lambda known: self.graph.staged(batch, known))
 
+    def _write_through(self, open_writer) -> None:
         known = _KnownRecords(self)
         self._find_fresh_edges(known.nodes)
-        writer = GraphBatch(self.graph, batch, known)
-        self._write(writer, known)
-        writer.finish()
+        with open_writer(known) as writer:
+            self._write(writer, known)
         self._committed(known)
 
     def _write(self, writer, known) -> None:

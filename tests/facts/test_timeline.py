@@ -74,6 +74,16 @@ def test_multi_valued_values_accumulate_until_a_stop_of_that_value():
     assert timeline.contradicts == {}
 
 
+def test_a_change_of_a_multi_valued_slot_replaces_the_one_value_in_force_and_joins_several():
+    old_phone = claim("iphone", "iPhone", "2023-01-01")
+    new_phone = claim("pixel", "Pixel", "2024-01-01", kind="change")
+    replaced = build([old_phone, new_phone], True, {}, FACTS)
+    assert replaced.in_force == ["pixel"] and replaced.states["iphone"] == "superseded"
+    laptop = claim("laptop", "ThinkPad", "2023-06-01")
+    joined = build([old_phone, laptop, new_phone], True, {}, FACTS)
+    assert joined.in_force == ["iphone", "laptop", "pixel"]
+
+
 def test_a_claim_with_no_change_months_later_wins_with_a_time_contradiction():
     timeline = build([claim("boston", "Boston", "2024-01-01"), claim("denver", "Denver", "2024-06-01")], False, {},
                      FACTS)
