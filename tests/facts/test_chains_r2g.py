@@ -25,6 +25,19 @@ def test_an_older_conversation_converted_after_a_newer_one_never_becomes_active(
         ("北京", "CONTRADICTS", "上海", '{"dimension": "time"}'), ("上海", "CONTRADICTS", "北京", '{"dimension": "time"}')}
 
 
+def test_a_value_that_comes_back_is_in_force_again_with_two_periods(tmp_path):
+    path = conversation(tmp_path / "c.jsonl", "c", JANUARY + JUNE + [("2024-12-01T09:00:00", "我的住址是北京。")])
+    remember_files(tmp_path / "home", path)
+    assert chains(tmp_path / "home")["residence"] == [
+        ("北京", "active", "2024-01-10T09:00:00"), ("上海", "superseded", "2024-06-10T09:00:00"),
+        ("北京", "active", "2024-12-01T09:00:00")]
+    with open_memory(tmp_path / "home", writable=False) as memory:
+        beijing = next(row for row in memory.facts.list() if row["value"] == "北京")
+    assert beijing["periods"] == [["2024-01-10T09:00:00", "2024-06-10T09:00:00"], ["2024-12-01T09:00:00", None]]
+    assert {edge[:3] for edge in chain_edges(tmp_path / "home")} >= {
+        ("用户", "ACTIVE_OF", "北京"), ("北京", "VERSION_NEXT", "上海"), ("上海", "VERSION_NEXT", "北京")}
+
+
 def test_a_new_employer_does_not_end_the_residence(tmp_path):
     path = conversation(tmp_path / "c.jsonl", "c", JANUARY + [("2024-02-01T09:00:00", "我的公司是阿里巴巴。"),
                                                               ("2024-08-01T09:00:00", "我的公司是腾讯。")])
@@ -58,6 +71,20 @@ def test_r2g_twice_writes_nothing_and_a_batch_without_claims_leaves_the_chains_a
         memory.ingest([str(conversation(tmp_path / "b.jsonl", "b", [("2024-07-01T09:00:00", "今天天气不错。")]))])
         memory.r2g()
         assert memory.store.get("facts.chain", _residence_chain(memory)) == record
+
+
+def test_a_chain_recomputed_without_a_change_writes_nothing(tmp_path):
+    from engine.graph.api import GraphStore
+    from facts_testkit import FACTS
+    from memctl.facts.maintain import update_chains
+    from memctl.r2g.draft import GraphDraft
+
+    home = tmp_path / "home"
+    remember_files(home, conversation(tmp_path / "a.jsonl", "a", JANUARY + JUNE))
+    with open_memory(home) as memory:
+        draft = GraphDraft(GraphStore(memory.store), None)
+        events = update_chains(draft, "default", FACTS, "test", 0.0, {_residence_chain(memory): ()})
+    assert (events, draft.nodes, draft.edges, draft.removed_edges, draft.records) == ([], {}, {}, set(), [])
 
 
 def test_rebuild_regenerates_the_same_chains(tmp_path):
