@@ -58,6 +58,7 @@ REBUILD_KEY = "rebuild"
 MERGED_INDEXED = frozenset(INDEXED_TYPES) - {"Episode"}
 CLEAR_EDGES_PER_BATCH = 5000
 CLEAR_NODES_PER_BATCH = 1000
+CHAINS_PER_BATCH = 1000
 EXTRACTIONS_REMEMBERED = 8192
 NODE_RECORDS_REMEMBERED = 8192
 NODE_IDS_REMEMBERED = 65536
@@ -150,6 +151,7 @@ class Builder:
             from memctl.r2g.external import replay_imports
 
             replayed = replay_imports(self.store, self.tenant, self.config, self.rewritten)
+            self._rewrite_chains()
             removed = self._finish_rebuild()
         chunks_total = sum(len(chunks) for chunks in by_conversation.values())
         summary = {"chunks_new": total, "chunks_total": chunks_total, "conversations": len(work),
@@ -265,6 +267,21 @@ class Builder:
             for table in (DONE_TABLE, EVENT_TABLE):
                 for key, _ in self.store.scan(table):
                     batch.delete(table, key)
+
+    def _rewrite_chains(self) -> None:
+        """Write every chain again (a chain of claims r2g did not make, `fact add`'s, still has edges from an
+        Entity r2g made, which the rebuild replaces), CHAINS_PER_BATCH chains a batch."""
+        from memctl.facts.maintain import update_chains
+        from memctl.facts.tables import CHAIN_TABLE
+
+        chains = [key for key, _ in self.store.scan(CHAIN_TABLE)]
+        for start in range(0, len(chains), CHAINS_PER_BATCH):
+            self._new_draft()
+            self.draft.events += update_chains(self.draft, self.tenant, self.fact_settings, CREATOR,
+                                               self.graph.clock(),
+                                               {key: () for key in chains[start: start + CHAINS_PER_BATCH]})
+            self.draft.document_nodes(MERGED_INDEXED)
+            self.draft.commit()
 
     def _finish_rebuild(self) -> int:
         """Remove what earlier runs made and this one did not (nodes r2g owns, edges touching them, their

@@ -96,6 +96,18 @@ def test_rebuild_regenerates_the_same_chains(tmp_path):
     assert chain_edges(home) == edges and chains(home) == found
 
 
+def test_rebuild_keeps_the_chains_of_claims_r2g_did_not_make(tmp_path):
+    home = tmp_path / "home"
+    remember_files(home, conversation(tmp_path / "a.jsonl", "a", JANUARY))
+    with open_memory(home) as memory:
+        memory.facts.add("我", "employer", "Acme", "2024-01-01")
+    edges, found = chain_edges(home), chains(home)
+    assert ("用户", "ACTIVE_OF", "Acme", '{"slot": "employer"}') in edges
+    with open_memory(home) as memory:
+        memory.r2g(rebuild=True)  # replaces the Entity 用户 the ACTIVE_OF edge leaves
+    assert chain_edges(home) == edges and chains(home) == found
+
+
 def test_remember_writes_the_chain_in_its_one_commit(tmp_path):
     home = tmp_path / "home"
     with open_memory(home) as memory:
