@@ -57,9 +57,10 @@ class Timeline:
     contradicts: dict = field(default_factory=dict)  # (key, key) sorted → dimension
     reviews: dict = field(default_factory=dict)  # (in force, challenger) → Review, the last contest of a pair
     states: dict = field(default_factory=dict)  # key → state
+    by_key: dict = field(default_factory=dict)  # key → its entries, in chain order
 
     def periods(self, key: str) -> list:
-        return [entry for entry in self.entries if entry.key == key]
+        return self.by_key.get(key, [])
 
 
 def build(versions: list, multi_valued: bool, decisions: dict, settings) -> Timeline:
@@ -161,6 +162,7 @@ class _Walk:
         timeline.in_force = [entry.key for entry in timeline.entries if entry.key in in_force and entry.until is None]
         for entry in timeline.entries:  # the last period of a version decides its state
             timeline.states[entry.key] = _state(entry, entry.key in in_force)
+            timeline.by_key.setdefault(entry.key, []).append(entry)
         for key in self.contested:
             if timeline.states.get(key) != REJECTED_STATE:
                 timeline.states[key] = CONTESTED
