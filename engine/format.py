@@ -8,11 +8,12 @@ FORMAT_VERSION when any byte on disk changes meaning.
 from __future__ import annotations
 
 # A store whose files carry a higher version is refused (UnsupportedVersion), never misread.
-FORMAT_VERSION = 4
-# A store whose MANIFEST carries an older version is refused: format 4 names the text index instances, and a
-# format-3 store keeps memctl's nodes and documents in the one unnamed `text` index. Version-1 WAL files and
-# segments are still read.
-OLDEST_STORE_FORMAT_VERSION = 4
+FORMAT_VERSION = 5
+# A store whose MANIFEST carries an older version is refused: format 5 keeps the version chains of slot facts
+# (a format-4 store holds the claims without them, and a format-4 writer would add claims without chains);
+# format 4 names the text index instances, and a format-3 store keeps memctl's nodes and documents in the one
+# unnamed `text` index. Version-1 WAL files and segments are still read.
+OLDEST_STORE_FORMAT_VERSION = 5
 # Stores from this version on are refused with the advice to run `memctl migrate`; older ones (format 1:
 # raw.turns in the old row layout) with the advice to re-create the store.
 OLDEST_MIGRATABLE_FORMAT_VERSION = 2

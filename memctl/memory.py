@@ -86,6 +86,13 @@ class Memory:
         return Documents(self)
 
     @cached_property
+    def facts(self):
+        """Version chains of slot facts: see memctl/facts/api.py."""
+        from memctl.facts.api import Facts
+
+        return Facts(self)
+
+    @cached_property
     def raw(self):
         """The stored raw chunks: see memctl/raw_chunks.py."""
         from memctl.raw_chunks import RawChunks
@@ -231,7 +238,6 @@ class Memory:
         "wal_batches", "steps": [{"name", "to_version", "counts"}]}. The ingest adapters say what a version-3
         turn's input keys mean (memctl.ingest.format3), which the engine's turn_fields step cannot know."""
         from engine.migration import migrate_store
-        from memctl.ingest.format3 import migration_hooks
 
         return migrate_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
                              hooks=migration_hooks())
@@ -248,7 +254,6 @@ class Memory:
         {"records", "wal_batches", "raw_chunks"}, "kept", "rebuilt", "migration_steps"}. A store of an older
         format is migrated on the way, with the hooks `migrate` hands its steps."""
         from engine.repair import repair_store
-        from memctl.ingest.format3 import migration_hooks
 
         return repair_store(tenant_dir(home, tenant), wait=wait, holder=holder, dry_run=dry_run,
                             hooks=migration_hooks())
@@ -266,3 +271,13 @@ class Memory:
         from memctl.stats import collect
 
         return collect(self)
+
+
+def migration_hooks() -> dict:
+    """What `migrate` and `repair` hand the engine's migration steps: how a version-3 turn's input keys map
+    onto the generic turn fields (memctl.ingest.format3), and how the chains of a version-4 store's slot facts
+    are built (memctl.facts.migration)."""
+    from memctl.facts.migration import build_chains
+    from memctl.ingest.format3 import migration_hooks as turn_field_hooks
+
+    return {**turn_field_hooks(), "fact_chains": build_chains}

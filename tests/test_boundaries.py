@@ -51,6 +51,8 @@ ALLOWED = {
     "engine.text.chinese.cache": {"cache_directory"},
     # Limits and id syntax a user sees in options and listings; never a table, counter or byte layout.
     "engine.format": {"RAW_BLOB_MAX_BYTES", "RAW_ID_PREFIX", "RAW_ID_HEX_DIGITS"},
+    # A named failpoint inside memctl's chain write (memctl/facts/maintain.py), which tools/crash sweeps.
+    "engine.fs": {"failpoint"},
 }
 
 

@@ -52,6 +52,16 @@ class GraphStore:
             yield writer
             writer.finish()
 
+    @contextmanager
+    def staged(self, batch, memo: ImportMemo | None = None):
+        """`with graph.staged(batch) as writer:` writes into `batch`, a store Batch its caller commits or stages
+        (a migration step's changes, Store.stage)."""
+        from engine.graph.batch import GraphBatch
+
+        writer = GraphBatch(self, batch, memo)
+        yield writer
+        writer.finish()
+
     # one-operation writes
     def add_node(self, key, node_type, properties=None, created_at=None) -> int:
         with self.batch() as writer:

@@ -6,8 +6,8 @@ import importlib
 from dataclasses import dataclass, field
 
 # Module names in this package. Format 3 → 4: split_text_index, turn_fields, raw_passages (which counts the chunks
-# the rebuild indexes).
-STEPS = ("split_text_index", "turn_fields", "raw_passages")
+# the rebuild indexes). Format 4 → 5: fact_chains.
+STEPS = ("split_text_index", "turn_fields", "raw_passages", "fact_chains")
 
 
 @dataclass

@@ -38,6 +38,8 @@ COMMANDS = {
     "repair": (MAINTAIN, "store_cmd:repair"),
     "stats": (INSPECT, "store_cmd:stats"),
     "graph": (INSPECT, "graph_cmd:graph_app"),
+    "fact": (INSPECT, "fact_cmd:fact_app"),
+    "audit": (INSPECT, "audit_cmd:audit"),
     "raw": (INSPECT, "raw_cmd:raw_app"),
     "events": (INSPECT, "events_cmd:events"),
     "config": (INSPECT, "config_cmd:config_app"),

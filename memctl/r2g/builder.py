@@ -45,7 +45,7 @@ from memctl.r2g.draft import GraphDraft, RecentNodes
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
 from memctl.r2g.events import EVENT_TABLE, EventIndex
 from memctl.language.lexicon import use_directory
-from memctl.node_documents import INDEXED_TYPES, node_document
+from memctl.node_documents import INDEXED_TYPES
 from memctl.r2g.rawturns import ChunkStart, conversations, walk, with_neighbors
 from memctl.r2g.tails import CONVERTED_KEY, TAIL_TABLE, after_tails, tail_of
 from memctl.r2g.recent import Recent
@@ -59,6 +59,7 @@ REBUILD_KEY = "rebuild"
 MERGED_INDEXED = frozenset(INDEXED_TYPES) - {"Episode"}
 CLEAR_EDGES_PER_BATCH = 5000
 CLEAR_NODES_PER_BATCH = 1000
+CHAINS_PER_BATCH = 1000
 EXTRACTIONS_REMEMBERED = 8192
 NODE_RECORDS_REMEMBERED = 8192
 NODE_IDS_REMEMBERED = 65536
@@ -82,6 +83,7 @@ class Builder:
         self.index = open_index(store, config)
         self.config = config
         self.settings = resolve(config).r2g
+        self.fact_settings = resolve(config).facts
         use_directory(self.settings.lexicon_directory)
         self.progress = progress
         self.jobs = jobs
@@ -152,6 +154,7 @@ class Builder:
             from memctl.r2g.external import replay_imports
 
             replayed = replay_imports(self.store, self.tenant, self.config, self.rewritten)
+            self._rewrite_chains()
             removed = self._finish_rebuild()
         chunks_total = sum(len(chunks) for chunks in by_conversation.values())
         summary = {"chunks_new": total, "chunks_total": chunks_total, "conversations": len(work),
@@ -229,11 +232,13 @@ class Builder:
                                 properties={"score": round(score, 4)})
 
     def _commit(self) -> None:
+        from memctl.facts.maintain import update_chains
+
         self._similar_edges()
         self.events.flush(self.draft)
-        for key, (node_type, _) in self.draft.nodes.items():
-            if node_type in MERGED_INDEXED:
-                self.draft.document(node_document(key, node_type, self.draft.merged(key)))
+        # The chains of the slot Facts this batch wrote, recomputed into the same batch (memctl/facts).
+        self.draft.events += update_chains(self.draft, self.tenant, self.fact_settings, CREATOR, self.graph.clock())
+        self.draft.document_nodes(MERGED_INDEXED)
         if self.draft.nodes or self.draft.edges or self.draft.removed_edges or self.draft.documents or \
                 self.draft.records:
             self.draft.commit()
@@ -261,6 +266,21 @@ class Builder:
             for table in (DONE_TABLE, EVENT_TABLE):
                 for key, _ in self.store.scan(table):
                     batch.delete(table, key)
+
+    def _rewrite_chains(self) -> None:
+        """Write every chain again (a chain of claims r2g did not make, `fact add`'s, still has edges from an
+        Entity r2g made, which the rebuild replaces), CHAINS_PER_BATCH chains a batch."""
+        from memctl.facts.maintain import update_chains
+        from memctl.facts.tables import CHAIN_TABLE
+
+        chains = [key for key, _ in self.store.scan(CHAIN_TABLE)]
+        for start in range(0, len(chains), CHAINS_PER_BATCH):
+            self._new_draft()
+            self.draft.events += update_chains(self.draft, self.tenant, self.fact_settings, CREATOR,
+                                               self.graph.clock(),
+                                               {key: () for key in chains[start: start + CHAINS_PER_BATCH]})
+            self.draft.document_nodes(MERGED_INDEXED)
+            self.draft.commit()
 
     def _finish_rebuild(self) -> int:
         """Remove what earlier runs made and this one did not (nodes r2g owns, edges touching them, their

@@ -57,6 +57,7 @@ class GraphDraft:
         self.fresh_edges: set = set()  # keys of the edges that fresh() holds for (set by the commit)
         self.documents: dict = {}  # key → TextIndex document
         self.records: list = []  # (table, key, value or None to delete) of the caller's own tables
+        self.events: list = []  # (type, payload) for the event log, written with the batch
         self.created: set = set()  # keys of nodes that did not exist before this batch
         self.stored: dict = {}  # key → (id, created_at) of the existing nodes this batch read
         self.kept: dict = {}  # key → the stored node's feedback props (memctl.feedback.USER_PROPS)
@@ -89,6 +90,13 @@ class GraphDraft:
             return True
         self.nodes[key] = [node_type, [stored, props]]
         return False
+
+    def replace(self, key: str, node_type: str, props: dict) -> None:
+        """Write `props` as the node's whole props (no merge): a stored node's recomputed attributes."""
+        if key not in self.nodes and self.stored_props(key) is None:
+            self.created.add(key)
+            self.nodes_created[node_type] += 1
+        self.nodes[key] = [node_type, [props]]
 
     def props(self, key: str) -> dict | None:
         """A node's props as this batch will write them, else as stored."""
@@ -143,34 +151,59 @@ class GraphDraft:
     def document(self, document: dict) -> None:
         self.documents[document["key"]] = document
 
+    def document_nodes(self, types) -> None:
+        """The index documents of this batch's nodes of `types`, as the batch writes them."""
+        from memctl.node_documents import node_document
+
+        for key, (node_type, _) in self.nodes.items():
+            if node_type in types:
+                self.document(node_document(key, node_type, self.merged(key)))
+
     def record(self, table: str, key: str, value) -> None:
         self.records.append((table, key, value))
 
     # --- writing -------------------------------------------------------------------------------------
 
     def commit(self) -> None:
+        self._write_through(lambda known: self.graph.batch(known, owned=self.owned))
+
+    def stage(self, batch) -> None:
+        """Write the draft into `batch`, a store Batch its caller commits or stages (`memctl migrate`)."""
+        self._write_through(lambda known: self.graph.staged(batch, known))
+
+    def _write_through(self, open_writer) -> None:
         known = _KnownRecords(self)
         self._find_fresh_edges(known.nodes)
-        with self.graph.batch(known, owned=self.owned) as writer:
-            for new, run in groupby(self.nodes.items(), key=lambda item: item[0] in self.created):
-                rows = [(key, node_type, self.merged(key), None) for key, (node_type, _) in run]
-                if not (new and writer.add_new_nodes(rows)):
-                    for row in rows:
-                        writer.add_node(*row)
-            for key in sorted(self.removed_edges):
-                if writer.edge(key) is not None:
-                    writer.delete_edge(key, purge=True)
-            # Runs in the draft's order, so ids are allocated as one by one would.
-            for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known.nodes, *item)):
-                self._write_edges(writer, new, list(run))
-            if self.documents:
-                self.index.add_many(list(self.documents.values()), batch=writer.batch)
-            for table, key, value in self.records:
-                if value is None:
-                    writer.batch.delete(table, key)
-                else:
-                    writer.batch.put(table, key, value)
-            event_log.append_created(writer)
+        with open_writer(known) as writer:
+            self._write(writer, known)
+        self._committed(known)
+
+    def _write(self, writer, known) -> None:
+        for new, run in groupby(self.nodes.items(), key=lambda item: item[0] in self.created):
+            rows = [(key, node_type, self.merged(key), None) for key, (node_type, _) in run]
+            if not (new and writer.add_new_nodes(rows)):
+                for row in rows:
+                    writer.add_node(*row)
+        for key in sorted(self.removed_edges):
+            if writer.edge(key) is not None:
+                writer.delete_edge(key, purge=True)
+        # Runs in the draft's order, so ids are allocated as one by one would.
+        for new, run in groupby(self.edges.items(), key=lambda item: self._new_between(known.nodes, *item)):
+            self._write_edges(writer, new, list(run))
+        if self.documents:
+            self.index.add_many(list(self.documents.values()), batch=writer.batch)
+        for table, key, value in self.records:
+            if value is None:
+                writer.batch.delete(table, key)
+            else:
+                writer.batch.put(table, key, value)
+        event_log.append_created(writer)
+        if self.events:
+            from memctl.facts.events import publish
+
+            publish(writer.batch, self.events)
+
+    def _committed(self, known) -> None:
         if self.rewritten is not None:
             self.rewritten.nodes.update(self.nodes)
             self.rewritten.edges.update(self.edges)

@@ -8,6 +8,7 @@ One JSON object per line (blank lines are skipped), in any of these shapes:
     {"name": "create_memory", "arguments": {...}}      seed 000 §4.2/4.3 tool calls ("tool" for "name";
     {"name": "link_memories", "arguments": {...}}      "args"/"parameters"/"input" for "arguments", also as a
     {"type": "function", "function": {...}}            JSON string; OpenAI's function-call wrapper too)
+    {"op": "ADD" | "UPDATE" | "DELETE", ...}          seed 002's operations on facts (memctl/facts/operations.py)
 
 Node: type (Episode, Fact, Preference, Concept, Entity, Task, Meta) and the fields of seed 001 §2.3 (title,
 text, raw_refs, keywords, entities, sentiment, importance, confidence, recency, frequency, privacy, provenance,
@@ -30,6 +31,9 @@ against the line's optional "ts"), reason → CAUSE, manner → MANNER; first pe
 (the one covering most of its words and character pairs, at least half), else in the NodeIndex, and adds
 CAUSES (因为, 所以, 导致: source is the cause, as in seed 000's examples), REFERS_TO (引用), DERIVED_FROM (基于:
 source is based on target) or SIMILAR_TO (相关), weighted by importance.
+
+Slot Facts (an agent's claims: attributes subject, subject_type, slot, value, polarity) join their subject's
+slot chain in the batch that writes them (memctl/facts/maintain.py), as R2G's do.
 
 Everything is validated before anything is written: the first problem is an InputError naming the line (exit 2)
 and the store is left as it was. An accepted file is written in batches of WRITE_BATCH_LINES nodes and edges
@@ -65,6 +69,7 @@ from memctl.node_documents import INDEXED_TYPES, date_text, node_document
 from memctl.settings import resolve
 
 IMPORT_TABLE = "r2g.import"
+EXTERNAL_ACTOR = "r2g --from jsonl"
 WRITE_BATCH_LINES = 5000
 NODE_FIELDS = {"id", "type", "title", "text", "raw_refs", "keywords", "entities", "sentiment", "importance",
                "confidence", "recency", "frequency", "privacy", "provenance", "tags", "attributes", "tenant",
@@ -162,11 +167,12 @@ def write_plan(store, tenant: str, plan: list, config=None, rewritten=None, last
     the last batch."""
     from engine.graph.api import GraphStore
     from engine.raw import RawStore
+    from memctl.facts.maintain import update_chains
     from memctl.r2g.draft import GraphDraft
     from memctl.r2g.nodeindex import open_index
 
     graph, index, raw = GraphStore(store), open_index(store, config), RawStore(store)
-    settings = resolve(config).r2g
+    settings, fact_settings = resolve(config).r2g, resolve(config).facts
     nodes = edges = 0
     starts = range(0, len(plan), WRITE_BATCH_LINES)
     for start in starts:
@@ -183,6 +189,8 @@ def write_plan(store, tenant: str, plan: list, config=None, rewritten=None, last
                 _, source, edge_type, target, weight, confidence, properties = entry
                 draft.edge(source, edge_type, target, weight, confidence, None, properties)
                 edges += 1
+        # The chains of the slot Facts the batch writes (an agent's claims, seed 002's fact operations).
+        draft.events += update_chains(draft, tenant, fact_settings, EXTERNAL_ACTOR, graph.clock())
         for key, (node_type, _) in draft.nodes.items():
             if node_type in INDEXED_TYPES:
                 draft.document(node_document(key, node_type, draft.merged(key), extras.get(key)))
@@ -257,6 +265,10 @@ class Validator:
         elif "edge" in value:
             _only(value, {"edge", "tenant_id", "tenant"}, "line")
             self._edge(value["edge"])
+        elif "op" in value:
+            from memctl.facts.operations import fact_operation
+
+            self._name(value.get("ref"), fact_operation(self, value))
         else:
             name, arguments = _tool_call(value)
             if name == "create_memory":
@@ -295,7 +307,7 @@ class Validator:
         attributes = node.get("attributes", {})
         if not isinstance(attributes, dict):
             raise ValueError("attributes must be a JSON object")
-        refs = [self._raw_ref(ref, index) for index, ref in enumerate(_list(node, "raw_refs"))]
+        refs = [self.raw_ref(ref, index) for index, ref in enumerate(_list(node, "raw_refs"))]
         recency = _iso(node.get("recency"), "recency")
         node_props = props(self.tenant, title=title or text[:60], text=text or title, raw_refs=refs,
                            keywords=_strings(node, "keywords"), entities=_strings(node, "entities"),
@@ -341,7 +353,7 @@ class Validator:
         return {"turn": "\n".join(words), "speaker": str(node_props["attributes"].get("speaker") or ""),
                 "date": date_text(node_props.get("recency"), lang)}
 
-    def _raw_ref(self, ref, index: int) -> dict:
+    def raw_ref(self, ref, index: int) -> dict:
         where = f"raw_refs[{index}]"
         if not isinstance(ref, dict):
             raise ValueError(f"{where} must be a JSON object")
@@ -390,7 +402,7 @@ class Validator:
         _only(edge, EDGE_FIELDS, "edge")
         self._check_tenant(edge.get("tenant_id", edge.get("tenant")))
         edge_type = _edge_type(edge.get("type"))
-        source, target = self._endpoint(edge.get("src"), "src"), self._endpoint(edge.get("dst"), "dst")
+        source, target = self.endpoint(edge.get("src"), "src"), self.endpoint(edge.get("dst"), "dst")
         confidence = _unit(edge.get("confidence", 0.8), "confidence")
         weight = edge.get("weight")
         weight = _weight(weight) if weight is not None else None
@@ -410,7 +422,7 @@ class Validator:
             weight = edge_weight(confidence, self.settings.external_trust, 1.0, self.settings.edge_weight)
         self.plan.edges.append((source, edge_type, target, round(weight, 6), confidence, properties))
 
-    def _endpoint(self, value, name: str) -> str:
+    def endpoint(self, value, name: str) -> str:
         if not isinstance(value, str) or not value:
             raise ValueError(f"{name} must be a node id")
         if value in self.refs:

@@ -34,6 +34,8 @@ BUILDER = "memctl/r2g/builder.py"
 EMIT = "memctl/r2g/emit.py"
 IMPORTANCE = "memctl/r2g/extract.py"
 FEEDBACK = "memctl/feedback.py"
+FACTS = "memctl/facts/priority.py"
+FACT_SOURCES = Name("memctl.facts.priority:SOURCES")
 
 LAMBDA_SOURCE = (
     "measured with tools/eval_locomo.py on LoCoMo and MemDaily dev (ablations in tools/bench/RESULTS.md), not "
@@ -56,6 +58,7 @@ SECTIONS = {
     "engine": "The storage engine.",
     "r2g": "Conversion of raw chunks into the memory graph, `memctl r2g` (seed 001 §4.x R2G).",
     "feedback": "`memctl feedback`: pins and votes feeding weight(node)'s ε term (seed 002's BOOST rules).",
+    "facts": "Version chains of slot facts: which claim holds, conflicts and the review queue (seed 001 §7).",
 }
 
 
@@ -274,6 +277,27 @@ KEYS: tuple = (
         "A directory whose lexicon files (predicates.yaml, aliases.yaml, concepts.yaml, gazetteer.yaml, "
         "en_words.yaml, zh_words.yaml, sentiment.yaml) replace the shipped ones of memctl/data; its slots.yaml "
         "extends the shipped slot lexicon (a slot of the same name is replaced)."),
+    # --- facts ----------------------------------------------------------------------------------------------
+    Key("facts.weights.source_trust", SHARE, 0.3, "ours (seed 001 §7.2's a, left open)", (FACTS,),
+        "a of prio = a·source_trust + b·recency + c·evidence_support + d·consistency, which decides between two "
+        "claims of one single-valued slot that cannot both hold."),
+    Key("facts.weights.recency", SHARE, 0.4, "ours (seed 001 §7.2's b)", (FACTS,),
+        "b of prio: the newer claim weighs most, a claim goes on holding until another is made."),
+    Key("facts.weights.evidence_support", SHARE, 0.2, "ours (seed 001 §7.2's c)", (FACTS,),
+        "c of prio: 1 − 0.5^(statements of the claim)."),
+    Key("facts.weights.consistency", SHARE, 0.1, "ours (seed 001 §7.2's d)", (FACTS,),
+        "d of prio: the claim's confidence."),
+    Key("facts.source_trust", MapOf(FACT_SOURCES, SHARE), {"user": 1.0, "agent": 0.7, "r2g": 0.8, "external": 0.6},
+        "ours (seed 001 §7.2: 可配置白名单/信誉分)", (FACTS,),
+        "source_trust of a claim by who asserted it: user and agent (`fact add --source`), r2g (the rules), "
+        "external (`r2g --from jsonl`)."),
+    Key("facts.default_trust", SHARE, 0.5, "ours", (FACTS,), "source_trust of a source facts.source_trust omits."),
+    Key("facts.recency_half_life_days", Number(0.01, 36_500.0), 14.0, "ours", (FACTS,),
+        "recency = 0.5^(days between the claim and the newer one / this): claims days apart stay close, months "
+        "apart the newer one holds."),
+    Key("facts.review_margin", SHARE, 0.05, "ours (seed 001 §7.2: 分差低于阈值触发审核队列)", ("memctl/facts/timeline.py",),
+        "Two contradicting claims whose prio differ by less than this are contested: the higher holds, both go "
+        "to the review queue (`memctl fact review`) until `fact resolve` decides."),
 )
 
 BY_NAME: dict = {key.name: key for key in KEYS}

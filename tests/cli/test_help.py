@@ -69,11 +69,13 @@ def test_top_level_help_groups_commands_by_what_a_user_does(cli):
     assert list(commands.values()) == [["ingest", "index"], ["remember", "r2g", "feedback"], ["recall", "search"],
                                        ["check", "compact", "migrate", "repair"],
                                        ["stats", "graph", "raw", "events", "config"]]
+                                       ["stats", "graph", "fact", "audit", "raw", "config"]]
 
 
 @pytest.mark.parametrize("command, shown, hidden", [
     ("graph", ["--add-node", "--add-edge", "--neighbors"], ["--khop", "--ppr", "--stats", "--weight"]),
     ("index", ["--add"], ["--delete", "--type", "--tag"]),
+    ("fact", ["--add", "--conflicts"], ["--since", "--source", "--evidence"]),
     ("recall", ["--q", "--extract-keywords"], ["--explain", "--queries"]),
 ])
 def test_seed_aliases_are_shown_and_the_others_hidden(cli, command, shown, hidden):

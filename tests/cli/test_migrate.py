@@ -63,10 +63,12 @@ def test_a_dry_run_reports_the_steps_and_writes_nothing(cli, old_store):
                                 {"name": "turn_fields", "to_version": 4,
                                  "counts": {"chunks": 2, "turns": 14, "sessions": 8, "attachments": 1,
                                             "replies": 0}},
-                                {"name": "raw_passages", "to_version": 4, "counts": {"chunks": 2}}]}
+                                {"name": "raw_passages", "to_version": 4, "counts": {"chunks": 2}},
+                                {"name": "fact_chains", "to_version": 5,
+                                 "counts": {"chains": 0, "claims": 0, "in_force": 0, "contradictions": 0}}]}
     assert data_files(old_store) == before and WRITER_LOCK_FILE not in os.listdir(old_store)
     text = cli("migrate", "--dry-run").stdout
-    assert "would migrate from format 3 to 4" in text and "node_documents 48, documents 2" in text
+    assert "would migrate from format 3 to 5" in text and "node_documents 48, documents 2" in text
 
 
 def test_the_migrated_store_answers_as_the_old_code_did(cli, old_store):
@@ -116,7 +118,7 @@ def test_the_migrated_store_answers_as_the_old_code_did(cli, old_store):
     # A second migration finds nothing to do and changes nothing.
     before = data_files(old_store)
     again = cli("migrate")
-    assert again.exit_code == 0 and "already format 4, nothing to migrate" in again.stdout
+    assert again.exit_code == 0 and "already format 5, nothing to migrate" in again.stdout
     assert json.loads(cli("migrate", "--json").stdout)["migrated"] is False
     assert data_files(old_store) == before
 

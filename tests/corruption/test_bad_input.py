@@ -89,10 +89,10 @@ def test_a_manifest_from_a_newer_format_is_unsupported(store):
 
 def test_a_store_of_format_3_is_refused_with_the_advice_to_migrate(store):
     """Format 3 kept memctl's nodes and documents in one unnamed text index: a format-4 memctl reads it as
-    neither, so it refuses it (readers and writers alike) until `memctl migrate` upgrades it."""
+    neither, so it refuses it (readers and writers alike) until `memctl migrate` upgrades it (to format 5)."""
     rewrite_manifest_as(store, 3)
     errors = refused_without_change(store, UnsupportedVersion)
-    assert all(error.found == 3 and "predates format 4: run `memctl migrate`" in str(error) for error in errors)
+    assert all(error.found == 3 and "predates format 5: run `memctl migrate`" in str(error) for error in errors)
 
 
 def test_a_segment_from_a_newer_format_is_unsupported(store):

@@ -60,3 +60,17 @@ def test_the_repair_workload_passes_every_step_of_its_publication(tmp_path):
             "wal.create.before_rename", "flush.after_new_wal", "manifest.before_current",
             "repair.after_commit"} <= set(counts)
     assert counts["manifest.before_current"] == 1  # the new WAL is named at the commit point, not after it
+
+
+def test_a_version_switch_killed_anywhere_leaves_the_chains_before_or_after_it():
+    """`memctl fact add` moving ACTIVE_OF: every failpoint it passes (the chain write's own, the WAL append's…),
+    killed at hits one to three, leaves the old chains or the switched ones, check_store clean."""
+    failures = failpoint_sweep.run(seed(107), hits=3, workloads=("facts",), log=print)
+    assert not failures, "\n".join(failures.items)
+    assert failures.cases >= 5
+
+
+def test_memctl_fact_add_armed_through_the_environment_at_the_chain_write():
+    failures = failpoint_sweep.run(seed(108), spawn=True, only="facts:facts.chain_write:1", log=print)
+    assert not failures, "\n".join(failures.items)
+    assert failures.cases == 1

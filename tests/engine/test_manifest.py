@@ -146,10 +146,10 @@ def test_store_of_format_1_is_refused_with_how_to_recreate_it():
 
 
 @pytest.mark.parametrize("version", range(OLDEST_MIGRATABLE_FORMAT_VERSION, OLDEST_STORE_FORMAT_VERSION))
-def test_store_of_a_format_before_4_is_refused_with_the_advice_to_migrate(version):
-    # Formats 2 and 3 kept memctl's nodes and documents in the one unnamed text index.
-    assert (OLDEST_MIGRATABLE_FORMAT_VERSION, OLDEST_STORE_FORMAT_VERSION) == (2, 4)
-    with pytest.raises(UnsupportedVersion, match="predates format 4: run `memctl migrate`") as caught:
+def test_store_of_a_format_before_5_is_refused_with_the_advice_to_migrate(version):
+    # Formats 2 and 3 kept memctl's nodes and documents in the one unnamed text index; format 4 has no fact chains.
+    assert (OLDEST_MIGRATABLE_FORMAT_VERSION, OLDEST_STORE_FORMAT_VERSION) == (2, 5)
+    with pytest.raises(UnsupportedVersion, match="predates format 5: run `memctl migrate`") as caught:
         decode(with_header(GOOD_BODY, version=version), "MANIFEST-000007")
     assert caught.value.found == version and caught.value.exit_code == 3
 

@@ -13,7 +13,7 @@ from engine.errors import EngineError
 from engine.format import FORMAT_VERSION
 from engine.graph.api import GraphStore
 from engine.migration import migrate_store
-from engine.migration import raw_passages, split_text_index, turn_fields
+from engine.migration import fact_chains, raw_passages, split_text_index, turn_fields
 from engine.migration.steps import STEPS, pending_steps
 from engine.store import Store
 from engine.text import stored
@@ -47,8 +47,9 @@ def search(store, owner: str, query: str = "memory note fact") -> list:
 
 
 def test_the_steps_run_in_order_on_the_stores_that_predate_them():
-    assert STEPS == ("split_text_index", "turn_fields", "raw_passages")
-    assert pending_steps(2) == pending_steps(3) == [split_text_index, turn_fields, raw_passages]
+    assert STEPS == ("split_text_index", "turn_fields", "raw_passages", "fact_chains")
+    assert pending_steps(2) == pending_steps(3) == [split_text_index, turn_fields, raw_passages, fact_chains]
+    assert pending_steps(4) == [fact_chains]
     assert pending_steps(FORMAT_VERSION) == []
 
 

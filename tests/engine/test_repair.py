@@ -258,7 +258,7 @@ def test_a_store_of_an_older_format_is_migrated_on_the_way(tmp_path):
     flip_byte(log, start + WAL_RECORD_HEADER_SIZE + 1)
     report = repair_store(path, hooks=_migration_hooks())
     assert report["format"] == 3 and [step["name"] for step in report["migration_steps"]] == \
-        ["split_text_index", "turn_fields", "raw_passages"]
+        ["split_text_index", "turn_fields", "raw_passages", "fact_chains"]
     assert report["lost"]["wal_batches"]["count"] == 1
     assert manifest_of(path).version == FORMAT_VERSION
     assert_repaired(path)

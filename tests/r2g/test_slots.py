@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import InputError
+from memctl.facts.maintain import CHAIN_FIELDS
 from memctl.language.lexicon import use_directory
 from memctl.language.slot_lexicon import slot_lexicon
 from memctl.model import entity_id
@@ -182,12 +183,15 @@ def test_r2g_stores_one_slot_fact_per_claim_with_subject_and_value_edges(isolate
     repeated = by_value["15522637476"]["props"]
     assert repeated["frequency"] == 2 and len(repeated["raw_refs"]) == 2
     assert repeated["title"] == "用户的婶婶 电话号码: 15522637476"  # the sentence's words, not the lexicon's
-    assert repeated["attributes"] | {"first_seen": None} == {
+    claim = {name: value for name, value in repeated["attributes"].items() if name not in CHAIN_FIELDS}
+    assert claim | {"first_seen": None} == {
         "subject": "用户的婶婶", "subject_type": "Person", "slot": "phone", "slot_surface": "电话号码",
         "lexicon": True, "value": "15522637476", "polarity": "stated", "kind": "set",
         "first_seen": None}
     assert repeated["keywords"] == ["15522637476", "电话号码"]
     aunt = entity_id(TENANT, "用户的婶婶", "Person")
+    # Its chain (memctl/facts): another number a day later, with no change statement, too close to call.
+    assert (repeated["attributes"]["chain"], repeated["attributes"]["state"]) == (f"{aunt}|phone", "contested")
     edges = out_edges(isolated_home, by_value["15522637476"]["key"])
     assert ("SUBJECT", aunt) in edges and ("MENTIONS", aunt) in edges
     assert not any(edge_type in ("AGENT", "PATIENT") for edge_type, _ in edges)

@@ -67,4 +67,7 @@ def test_every_key_is_read_by_some_command(cli, tmp_path, reads):
     assert cli("feedback", episode, "--up").exit_code == 1  # within the cooldown
     raw_id = json.loads(cli("raw", "ls", "--json").stdout)[0]["raw_id"]
     assert cli("raw", "cat", raw_id).exit_code == 0
+    first = json.loads(cli("fact", "add", "I", "residence", "Boston", "--since", "2024-01-01", "--json").stdout)
+    assert cli("fact", "add", "I", "residence", "Denver", "--since", "2024-01-02", "--conflicts", first["fact"]
+               ).exit_code == 0  # a contest: prio's weights and trust, the half-life, the review margin
     assert set(BY_NAME) - reads == set()

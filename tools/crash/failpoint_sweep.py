@@ -1,32 +1,36 @@
 """Failpoint sweep, whitebox (REFERENCES C #1): every named failpoint x hits 1..3, each a real SIGKILL.
 
-    python tools/crash/failpoint_sweep.py --seed S [--count HITS] [--only [migration:|repair:]NAME:HIT]
-                                          [--workload store|migration|repair] [--spawn] [--limit N]
+    python tools/crash/failpoint_sweep.py --seed S [--count HITS] [--only [migration:|repair:|facts:]NAME:HIT]
+                                          [--workload store|migration|repair|facts] [--spawn] [--limit N]
 
-Three workloads. "store": batches of records, raw chunks, text and graph writes with flushes, compactions,
+Four workloads. "store": batches of records, raw chunks, text and graph writes with flushes, compactions,
 rebuilds and reopens on a fresh store. "migration": `memctl migrate` of a copy of the format-3 fixture store
 (tests/fixtures/format3_store; tools.testing.migration). "repair": `memctl repair` of a copy of a store damaged
 three ways (a records segment block, a WAL record with batches after it, a raw blob; tools.testing.repair).
+"facts": a version switch, `memctl fact add` moving ACTIVE_OF to a new value on a store built for it
+(tools.testing.fact_switch).
 
-Failpoints are found twice: by grepping engine/ for `failpoint(` (literal names and f-string patterns such
+Failpoints are found twice: by grepping engine/ and memctl/ for `failpoint(` (literal names and f-string patterns such
 as `{label}.before_rename`) and by running each workload once in-process with fs.failpoint wrapped. Every
 grepped pattern must be reached by a workload. Then for each workload, failpoint and hit, a child process
 runs the workload with the failpoint armed at that hit and SIGKILLs itself there (forked from this process
 and armed with fs.arm, as MEMCTL_FAILPOINT=name:hit arms it; --spawn starts a fresh interpreter with the
-environment variable instead: the store workload's child script, or the `memctl migrate` or `memctl repair`
-command).
+environment variable instead: the store workload's child script, or the `memctl migrate`, `memctl repair` or
+`memctl fact add` command).
 
 Store workload: the parent verifies the store (acknowledged batches present, the batch in flight all or
 nothing, check_store clean, same answers after a second open). A second child then continues on the crashed
 store with the same failpoint armed (a crash during recovery or during the work that follows it), and the
 store is verified again.
 Migration workload: the parent requires the old store intact (every file format-3 code reads, byte for byte)
-or the migrated one complete (format 4, check_store clean, the content of an uninterrupted migration). A
+or the migrated one complete (today's format, check_store clean, the content of an uninterrupted migration). A
 second child migrates again with the same failpoint armed, the store is verified again, and a last migration,
 unarmed, must leave the migrated store, after which one more changes nothing.
 Repair workload: the same, with the damaged store intact (every file it reads byte for byte, writers still
 refused) or the repaired one (check_store clean, the content of an uninterrupted repair, writers welcome) as the
 two outcomes; after the last repair, one more finds nothing to repair.
+Facts workload: the chains as they were (the new claim absent) or as an uninterrupted switch leaves them, and
+check_store clean, after each kill; after the last, unarmed switch, the switched chains.
 """
 
 from __future__ import annotations
@@ -42,21 +46,22 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crashtool import REPOSITORY, Failures, describe_error, log, parser, resolve_seed, scratch_space  # noqa: E402
 
-from tools.testing import crashchild, migration, repair  # noqa: E402
+from tools.testing import crashchild, fact_switch, migration, repair  # noqa: E402
 from tools.testing.workload import Progress, verify_recovery  # noqa: E402
 
 BATCHES = 60
 MINIMUM_FAILPOINTS = 30
-WORKLOADS = ("store", "migration", "repair")
+WORKLOADS = ("store", "migration", "repair", "facts")
 # A case of a maintenance workload is "<workload>:NAME:HIT"; the store workload's is "NAME:HIT".
-MAINTENANCE = ("migration", "repair")
+MAINTENANCE = ("migration", "repair", "facts")
 _CALL = re.compile(r"""failpoint\(\s*(f?)(["'])(.+?)\2""")
 
 
 def grepped_patterns() -> dict:
-    """{pattern text: compiled regex} for every failpoint( call in engine/ (f-string fields match anything)."""
+    """{pattern text: compiled regex} for every failpoint( call in engine/ and memctl/ (f-string fields match
+    anything)."""
     patterns = {}
-    for directory, _subdirectories, files in os.walk(REPOSITORY / "engine"):
+    for directory, _subdirectories, files in (*os.walk(REPOSITORY / "engine"), *os.walk(REPOSITORY / "memctl")):
         for name in files:
             if not name.endswith(".py") or "testing" in directory:
                 continue
@@ -76,9 +81,12 @@ def discover(seed: int, scratch: str) -> dict:
     migration.copy_fixture(migrated)
     repaired = os.path.join(scratch, "discover-repair")
     repair.copy_damaged(repaired)
+    switched = os.path.join(scratch, "discover-facts", "tenants", "default")
+    fact_switch.build(switched)
     return {"store": _counted(lambda: crashchild.run(store, seed, 1, BATCHES, lambda line: None)),
             "migration": _counted(lambda: migration.migrate(migrated)),
-            "repair": _counted(lambda: repair.repair(repaired))}
+            "repair": _counted(lambda: repair.repair(repaired)),
+            "facts": _counted(lambda: fact_switch.switch(switched))}
 
 
 def _counted(workload) -> collections.Counter:
@@ -140,15 +148,18 @@ def sweep_case(scratch: str, seed: int, failpoint: str, spawn: bool) -> str:
 
 
 class Maintenance:
-    """A maintenance workload: the command it runs, its in-process function, and its fixture and verdicts
-    (tools.testing.migration or tools.testing.repair)."""
+    """A maintenance workload: the command line it runs, its in-process function, and its fixture and verdicts
+    (tools.testing.migration, tools.testing.repair or tools.testing.fact_switch)."""
 
-    def __init__(self, command: str, module, run, copy):
-        self.command, self.module, self.run, self.copy = command, module, run, copy
+    def __init__(self, arguments: tuple, module, run, copy):
+        self.arguments, self.module, self.run, self.copy = arguments, module, run, copy
+        self.command = " ".join(arguments[:2])
 
 
-MAINTENANCE_WORKLOADS = {"migration": Maintenance("migrate", migration, migration.migrate, migration.copy_fixture),
-                         "repair": Maintenance("repair", repair, repair.repair, repair.copy_damaged)}
+MAINTENANCE_WORKLOADS = {"migration": Maintenance(("migrate",), migration, migration.migrate, migration.copy_fixture),
+                         "repair": Maintenance(("repair",), repair, repair.repair, repair.copy_damaged),
+                         "facts": Maintenance(fact_switch.ARGUMENTS, fact_switch, fact_switch.switch,
+                                              fact_switch.build)}
 
 
 def run_maintenance_child(home: str, failpoint: str, spawn: bool, workload: Maintenance) -> bool:
@@ -159,7 +170,7 @@ def run_maintenance_child(home: str, failpoint: str, spawn: bool, workload: Main
         import subprocess
 
         environment = dict(os.environ, PYTHONPATH=str(REPOSITORY), MEMCTL_FAILPOINT=failpoint)
-        child = subprocess.run([sys.executable, "-m", "memctl", "--home", home, workload.command],
+        child = subprocess.run([sys.executable, "-m", "memctl", "--home", home, *workload.arguments],
                                env=environment, capture_output=True, timeout=120)
         returncode, errors = child.returncode, child.stderr
     else:
@@ -219,7 +230,7 @@ def run(seed: int, hits: int = 3, only: str | None = None, spawn: bool = False, 
             if not any(pattern.match(name) for name in reached):
                 failures.add(f"pattern {text}", "no workload reaches this failpoint")
         log(f"failpoint_sweep.py: seed {seed}: {len(reached)} failpoints reached ({len(patterns)} call sites in "
-            f"engine/)")
+            f"engine/ and memctl/)")
         if len(reached) < MINIMUM_FAILPOINTS:
             log(f"NOTE: {len(reached)} distinct failpoints, fewer than the {MINIMUM_FAILPOINTS} the regimen asks for")
         cases = []
@@ -252,9 +263,9 @@ def run(seed: int, hits: int = 3, only: str | None = None, spawn: bool = False, 
 def main(argv=None) -> int:
     arguments_parser = parser(__doc__.splitlines()[0], default_count=3)
     arguments_parser.add_argument("--only", default=None,
-                                  help="one case: NAME:HIT, migration:NAME:HIT or repair:NAME:HIT")
+                                  help="one case: NAME:HIT, migration:NAME:HIT, repair:NAME:HIT or facts:NAME:HIT")
     arguments_parser.add_argument("--workload", choices=WORKLOADS, default=None,
-                                  help="sweep the cases of one workload (default: both)")
+                                  help="sweep the cases of one workload (default: all)")
     arguments_parser.add_argument("--spawn", action="store_true",
                                   help="fresh interpreters armed through MEMCTL_FAILPOINT instead of forks")
     arguments_parser.add_argument("--limit", type=int, default=None, help="run a seeded sample of this many cases")

@@ -6,7 +6,7 @@ migration of it is interrupted, the directory must hold one of two stores:
   files it replays, the raw blobs) byte for byte as in the fixture, so the old code reads what it wrote and a
   migration can run again; a file beside them is an orphan the old code never opens and its next writer
   deletes (`old_store_problems`);
-- the migrated one: a MANIFEST of format 4, `check_store` without problems, and `content` equal to what an
+- the migrated one: a MANIFEST of today's format, `check_store` without problems, and `content` equal to what an
   uninterrupted migration leaves (`migrated_problems`).
 """
 
@@ -101,7 +101,7 @@ def content(path: str) -> dict:
 def migrate(path: str) -> dict:
     """engine.migration.migrate_store of the store at `path` with the hooks `memctl migrate` hands it."""
     from engine.migration import migrate_store
-    from memctl.ingest.format3 import migration_hooks
+    from memctl.memory import migration_hooks
 
     return migrate_store(path, hooks=migration_hooks())
 
