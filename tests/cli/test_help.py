@@ -68,8 +68,7 @@ def test_top_level_help_groups_commands_by_what_a_user_does(cli):
                               "Recall and search", "Maintain", "Inspect"]
     assert list(commands.values()) == [["ingest", "index"], ["remember", "r2g", "feedback"], ["recall", "search"],
                                        ["check", "compact", "migrate", "repair"],
-                                       ["stats", "graph", "raw", "events", "config"]]
-                                       ["stats", "graph", "fact", "audit", "raw", "config"]]
+                                       ["stats", "graph", "fact", "audit", "raw", "events", "config"]]
 
 
 @pytest.mark.parametrize("command, shown, hidden", [

@@ -80,7 +80,7 @@ def test_pin_persists_across_processes_and_conversions(isolated_home):
 
 
 def test_a_second_pin_changes_nothing_and_logs_nothing(isolated_home, alice):
-    assert feedback(isolated_home, alice, "pin", T0)["sequence"] == 3
+    assert feedback(isolated_home, alice, "pin", T0)["sequence"] == 5  # after r2g's four events
     before = store_files(isolated_home)
     again = feedback(isolated_home, alice, "pin", T0 + 1)
     assert again["applied"] and again["sequence"] is None

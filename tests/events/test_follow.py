@@ -35,7 +35,8 @@ def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
                                text=True, env={**os.environ, "MEMCTL_FAILPOINT": ""})
     lines = _Lines(process.stdout)
     try:
-        assert [lines.next_event()["seq"] for _ in range(2)] == [1, 2]
+        # NodeCreated, EdgeCreated, then Alice's residence and employer put in force (FactPromoted × 2)
+        assert [lines.next_event()["seq"] for _ in range(4)] == [1, 2, 3, 4]
         started = time.monotonic()
         remember(isolated_home, SECOND)  # a writer, while the follower polls: not blocked (no --wait)
         key = sorted(node_keys(isolated_home))[0]
@@ -44,7 +45,7 @@ def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
         assert time.monotonic() - started < 10
         later = [lines.next_event() for _ in range(3)]
         assert [(event["seq"], event["type"]) for event in later] == [
-            (3, "NodeCreated"), (4, "EdgeCreated"), (5, "WeightUpdated")]
+            (5, "NodeCreated"), (6, "EdgeCreated"), (7, "WeightUpdated")]
         assert later[2]["payload"]["id"] == key
     finally:
         process.send_signal(signal.SIGINT)
@@ -73,9 +74,9 @@ def test_follow_resumes_after_a_sequence_number_and_sees_each_later_commit_once(
     remember(isolated_home, FIRST)
     tenant = str(isolated_home / "tenants" / "default")
     polls = _Polls()
-    follower = event_log.follow(lambda: Store.open(tenant, writable=False), after=1, interval=0, sleep=polls)
-    assert next(follower).sequence == 2
+    follower = event_log.follow(lambda: Store.open(tenant, writable=False), after=3, interval=0, sleep=polls)
+    assert next(follower).sequence == 4
     remember(isolated_home, SECOND)
-    assert [next(follower).sequence for _ in range(2)] == [3, 4]
+    assert [next(follower).sequence for _ in range(2)] == [5, 6]
     with pytest.raises(TimeoutError):
         next(follower)  # nothing is printed twice

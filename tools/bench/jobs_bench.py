@@ -4,8 +4,8 @@ at 2 jobs on 4 MiB).
 One ingest, then rounds that each copy the ingested store once per job count and run `memctl r2g --jobs N --json`
 on the copies as fresh processes, job counts interleaved within a round so that the machine's load falls on
 each alike. Wall time is what the user waits; CPU is user + system of the writer and its workers (os.wait4 of
-the writer, whose workers it waited for). Every graph must equal the `--jobs 1` graph, clocks aside (created_at,
-updated_at and the write time an undated edge carries): the benchmark stops otherwise (the event log's times are clocks too).
+the writer, whose workers it waited for). Every store must equal the `--jobs 1` store, clocks aside (store times
+and time stamps taken while it runs: see rows_digest): the benchmark stops otherwise.
 
     python tools/bench/jobs_bench.py                       # 4 MiB, jobs 1 and 2, 3 rounds; writes RESULTS.md
     python tools/bench/jobs_bench.py --mb 1 --rounds 1 --jobs 1 2 3 --no-results
@@ -30,18 +30,20 @@ from r2g_bench import MEMCTL, run  # noqa: E402
 
 TARGET_AT_TWO = 1.7
 CLOCK_FIELDS = ("created_at", "updated_at")
+VERSION_CLOCK_FIELDS = ("recorded_at", "expired_at")
 
 
-def rows_digest(home: str) -> str:
-    """A digest of every table's rows, clocks aside: what `--jobs` must not change. Run in a child process of
-    its own: a parent that had read a large store would pass its resident size on to the next child it forks
-    (ru_maxrss counts the pages shared before the exec)."""
+def rows_digest(home: str, not_before: float) -> str:
+    """A digest of every table's rows, clocks aside: what `--jobs` must not change. A clock is a store time
+    field (created_at, updated_at, a fact version's recorded_at and expired_at, the times of the event log, the
+    facts audit and review queue) or a time stamp taken during the benchmark (`not_before` on: an undated
+    edge's write time). Run in a child process of its own: a parent that had read a large store would pass its
+    resident size on to the next child it forks (ru_maxrss counts the pages shared before the exec)."""
     import hashlib
 
     import msgpack
 
     from engine.store import Store
-    from memctl.event_log import LOG_TABLE
     from memctl.paths import tenant_dir
 
     store = Store.open(tenant_dir(home, "default"), writable=False)
@@ -52,33 +54,46 @@ def rows_digest(home: str) -> str:
             tables |= set(records.tables)
         for name in sorted(tables):
             for key, value in store.scan(name):
-                if name == LOG_TABLE:  # [type, at, payload]: the time it was logged is a clock
-                    value = [value[0], value[2]]
-                digest.update(msgpack.packb([name, key, _without_clocks(value)]))
+                digest.update(msgpack.packb([name, key, _without_clocks(name, value, not_before)]))
         return digest.hexdigest()
     finally:
         store.close()
 
 
-def _without_clocks(value):
+def _without_clocks(table: str, value, not_before: float):
+    from memctl.event_log import LOG_TABLE
+    from memctl.facts.tables import AUDIT_TABLE, REVIEW_TABLE
+
+    if table == LOG_TABLE:  # [type, at, payload]
+        return [value[0], value[2]]
+    if table == AUDIT_TABLE:
+        return [{name: item for name, item in entry.items() if name != "at"} for entry in value]
+    if table == REVIEW_TABLE:
+        return {name: item for name, item in value.items() if name != "since"}
     if not isinstance(value, dict):
         return value
-    undated = "ts" in value and "props" in value and isinstance(value.get("ts"), float) and \
-        value.get("ts") == value.get("created_at")
-    return {field: item for field, item in value.items()
-            if field not in CLOCK_FIELDS and not (undated and field == "ts")}
+    kept = {field: item for field, item in value.items() if field not in CLOCK_FIELDS and
+            not (field == "ts" and isinstance(item, float) and item >= not_before)}
+    attributes = (kept.get("props") or {}).get("attributes")
+    if isinstance(attributes, dict) and "recorded_at" in attributes:
+        kept["props"] = {**kept["props"], "attributes": {name: item for name, item in attributes.items()
+                                                          if name not in VERSION_CLOCK_FIELDS}}
+    return kept
 
 
 def measure(ingested: str, job_counts: list, rounds: int) -> dict:
+    import time
+
     results = {jobs: [] for jobs in job_counts}
     reference = None
+    started = time.time()
     for _ in range(rounds):
         for jobs in job_counts:
             home = tempfile.mkdtemp(prefix=f"jobs-bench-{jobs}-")
             try:
                 shutil.copytree(ingested, home, dirs_exist_ok=True)
                 cpu, wall, rss, output = run([MEMCTL, "--home", home, "r2g", "--jobs", str(jobs), "--json"])
-                rows = run([sys.executable, os.path.abspath(__file__), "--digest", home])[3]
+                rows = run([sys.executable, os.path.abspath(__file__), "--digest", home, str(started)])[3]
                 if reference is None:
                     reference = rows
                 elif rows != reference:
@@ -124,10 +139,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-results", action="store_true", help="print only; leave RESULTS.md alone")
-    parser.add_argument("--digest", metavar="HOME", help=argparse.SUPPRESS)
+    parser.add_argument("--digest", nargs=2, metavar=("HOME", "NOT_BEFORE"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.digest:
-        print(rows_digest(arguments.digest))
+        print(rows_digest(arguments.digest[0], float(arguments.digest[1])))
         return
     from ingest_bench import generate_corpus
 
