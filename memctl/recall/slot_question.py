@@ -40,7 +40,7 @@ _ZH_QUESTION = re.compile(r"[?？]|哪|什么|谁|几|吗|呢|多少|何时|啥"
 _EN_WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bwhich (?:date|day|month|year)\b|"
                       r"\bsince when\b|\bhow long ago\b", re.IGNORECASE)
 _ZH_WHEN = re.compile(r"什么时候|什么时间|何时|几时|哪天|哪一天|哪年|哪一年|哪个月|几月|几号|哪一月")
-_EN_PREVIOUS = re.compile(r"\bbefore\b|\bpreviously\b|\bformerly\b|\bused to\b|\bprior\b|\bformer\b|\bearlier\b|"
+_EN_PREVIOUS = re.compile(r"\bbefore\b|\bpreviously\b|\bformerly\b|\bused? to\b|\bprior\b|\bformer\b|\bearlier\b|"
                           r"\bprevious\b|\bback then\b", re.IGNORECASE)
 _ZH_PREVIOUS = re.compile(r"以前|之前|原来|原先|先前|过去|曾经|此前|从前")
 _EN_ENDING = re.compile(r"\b(?:quit|quits|leave|leaves|left|stop|stops|stopped|gave up|give up|given up|broke up|"
