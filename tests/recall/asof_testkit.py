@@ -37,9 +37,10 @@ NOW = "2024-01-15T12:00:00"
 
 @dataclass(frozen=True)
 class V:
-    """One version: its value, evidence turn, world interval, state, and kind (set, change, end, add, stop)."""
+    """One version: its value, evidence turns (ids, space-separated, in stored order), world interval, state,
+    and kind (set, change, end, add, stop)."""
     value: str
-    turn: str
+    turns: str
     since: str
     until: str | None
     state: str
@@ -48,9 +49,13 @@ class V:
 
 CHAINS = {
     ("Maria", "residence"): [V("Boston", "m3", "2022-01-10", "2023-05-06", "superseded"),
-                             V("Denver", "m6", "2023-05-06", None, "active", "change")],
+                             # A restatement stored before the change statement: recall cites the earliest first.
+                             V("Denver", "m8 m6", "2023-05-06", None, "active", "change")],
     ("Maria", "employer"): [V("Acme Robotics", "m1", "2021-03-01", "2022-08-15", "superseded"),
                             V("Globex", "m5", "2022-08-15", None, "active", "change")],
+    # Conflict resolution kept the older employer in force; the newer claim waits in the review queue.
+    ("Tom", "employer"): [V("Initech", "m2", "2022-01-01", None, "active"),
+                          V("Hooli", "m4", "2023-01-01", None, "contested", "change")],
     ("Tom", "vehicle"): [V("Honda Civic", "t1", "2021-05-01", "2023-02-01", "ended"),
                          V("Honda Civic", "t2", "2023-02-01", None, "ended", "end")],
     ("王芳", "residence"): [V("上海", "z1", "2022-02-01", "2023-06-15", "superseded"),
@@ -89,9 +94,10 @@ def _write_chain(graph, writer, subject: str, slot: str, versions: list, refs: d
         polarity = "ended" if version.kind in ("end", "stop") else "stated"
         key = node_id(NodeType.FACT, TENANT, "slot", holder, slot, normalize_text(version.value), polarity)
         existing = graph.get_node(key)
+        evidence = [refs[turn] for turn in version.turns.split()]
         props = existing["props"] if existing else {
-            "title": f"{subject} {slot}: {version.value}", "text": version.value, "raw_refs": [refs[version.turn]],
-            "keywords": [slot, version.value], "recency": refs[version.turn]["ts"],
+            "title": f"{subject} {slot}: {version.value}", "text": version.value, "raw_refs": evidence,
+            "keywords": [slot, version.value], "recency": evidence[-1]["ts"],
             "attributes": {"subject": subject, "subject_type": "Person", "slot": slot, "value": version.value,
                            "polarity": polarity}}
         attributes = {**props["attributes"], "kind": version.kind, "chain": chain, "valid_since": version.since,

@@ -57,6 +57,14 @@ def test_current_question_gets_the_version_in_force(home, keys, q, chain, index,
     assert not card["title"].startswith(("formerly", "no longer"))
 
 
+def test_active_of_decides_over_a_newer_contested_claim(home, keys):
+    initech, hooli = keys[("Tom", "employer")]
+    card = first(ask(home, "Who does Tom work for now?"))
+    assert card["id"] == initech and card["version"]["reason"] == "in force (ACTIVE_OF)"
+    cards = {card["id"]: card for card in ask(home, "Tom Hooli", types=("Fact",), graph_only=True)["results"]}
+    assert cards[hooli]["title"].startswith("contested: ") and cards[hooli]["version"]["current"] is False
+
+
 def test_current_card_names_what_held_before(home):
     assert first(ask(home, "Which city does Maria live in now?"))["title"] == \
         "Maria · residence: Denver (since 2023-05-06; formerly Boston)"
@@ -66,6 +74,8 @@ def test_current_card_names_what_held_before(home):
     ("Where did Maria live in 2022?", ("Maria", "residence"), 0, "live in Boston"),
     ("Which company was Maria working for around March 2022?", ("Maria", "employer"), 0, "Acme Robotics"),
     ("Who was Maria working for in October 2022?", ("Maria", "employer"), 1, "joined Globex"),
+    # Both held in 2022: Acme Robotics for seven and a half months, Globex for four and a half.
+    ("Which company did Maria work for in 2022?", ("Maria", "employer"), 0, "Acme Robotics"),
     ("王芳2022年3月住在哪", ("王芳", "residence"), 0, "住在上海"),
 ])
 def test_past_question_gets_the_version_valid_then(home, keys, q, chain, index, snippet):
