@@ -57,6 +57,12 @@ def test_a_past_window_is_the_interval_the_question_names():
     assert question.window == (parse_time("2022-03-01", "t", False), parse_time("2022-03-31", "t", True))
 
 
+def test_the_interrogative_orders_the_slots():
+    assert _parse("Where does Maria work?").slots[:2] == ("work_location", "employer")
+    assert _parse("Who does Maria work for?").slots[:2] == ("employer", "work_location")
+    assert _parse("王芳在哪里上班？").slots[:2] == ("work_location", "employer")
+
+
 def test_when_asks_about_an_end_or_a_start():
     assert _parse("When did Maria quit her job at Acme?").ending
     assert _parse("王芳什么时候辞职的？").ending

@@ -46,6 +46,7 @@ def version_stage(answer: dict) -> dict | None:
     ("Which city does Maria live in now?", ("Maria", "residence"), 1, "moved to Denver"),
     ("Where does Maria live?", ("Maria", "residence"), 1, "moved to Denver"),
     ("Who does Maria work for at the moment?", ("Maria", "employer"), 1, "joined Globex"),
+    ("Where does Maria work?", ("Maria", "employer"), 1, "joined Globex"),  # no work_location chain
     ("王芳现在住在哪", ("王芳", "residence"), 1, "搬到杭州"),
     ("王芳养了什么宠物", ("王芳", "pet"), 0, "咪咪"),
 ])
@@ -132,7 +133,7 @@ def test_the_trace_shows_the_chain_the_versions_and_the_reason(home, keys):
     answer = ask(home, "Which company was Maria working for around March 2022?")
     stage = version_stage(answer)
     notes = stage["notes"]
-    assert notes["question"] == "slot employer · past at March 2022" and notes["subjects"] == ["Maria"]
+    assert notes["question"] == "slot employer | work_location · past at March 2022" and notes["subjects"] == ["Maria"]
     assert notes["chains"] == [f"{entity_id(TENANT, 'Maria', 'Person')}|employer"]
     assert notes["versions"] == ["Acme Robotics 2021-03-01 → 2022-08-15 superseded",
                                  "Globex 2022-08-15 → … active"]
