@@ -50,7 +50,7 @@ class Request:
     cite: bool = False
     mvp: bool = False
     now: float | None = None
-    as_of: float | None = None  # answer as of this time (see the module docstring)
+    as_of: float | str | None = None  # answer as of this time, epoch seconds or ISO (see the module docstring)
     explain: bool = True  # gather what only the trace shows (the query's stored Entities); off for batches
 
 
@@ -143,8 +143,7 @@ class Recaller:
         if request.top < 1:
             raise InputError(f"--top must be at least 1, not {request.top}", "--top")
         if request.as_of is not None:
-            until = request.as_of if request.until is None else min(request.until, request.as_of)
-            request = replace(request, until=until, now=request.as_of if request.now is None else request.now)
+            request = _as_of(request)
         trace = Trace()
         run = _Run(self, request, trace)
         results = run.execute()
@@ -580,6 +579,19 @@ class _Run:
             return [{"id": parent, "type": nodes.type(parent), "title": nodes.props(parent).get("title")},
                     {"edge": edge_type, "kind": kind}, own]
         return [{**own, **self.matches.describe(candidate)}]
+
+
+def _as_of(request: Request) -> Request:
+    """--as-of T as the request's window and reference time (see the module docstring)."""
+    as_of = request.as_of
+    if isinstance(as_of, str):
+        from memctl.isotime import parse_time
+
+        as_of = parse_time(as_of, "as_of", end_of_day=True)
+    elif isinstance(as_of, bool) or not isinstance(as_of, (int, float)):
+        raise InputError(f"as_of must be epoch seconds or an ISO date or date-time, not {as_of!r}", "as_of")
+    until = as_of if request.until is None else min(request.until, as_of)
+    return replace(request, as_of=float(as_of), until=until, now=as_of if request.now is None else request.now)
 
 
 def _choice_notes(question, holder_keys: list, choice, nodes) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from asof_testkit import NOW, chain_store
+from engine.errors import InputError
 from memctl.isotime import parse_time
 from memctl.model import entity_id
 from memctl.recall import versions
@@ -156,6 +157,15 @@ def test_as_of_answers_as_of_that_time(home, keys):
     # The other results are those of --until T.
     assert all(citation["ts"] <= "2022-06-01T23:59:59" for card in answer["results"][1:]
                for citation in card["citations"])
+
+
+def test_as_of_in_the_api_takes_iso_text_too(home, keys):
+    assert first(ask(home, "Where does Maria live?", as_of="2022-06-01"))["id"] == keys[("Maria", "residence")][0]
+    with pytest.raises(InputError) as error:
+        ask(home, "Where does Maria live?", as_of="June")
+    assert error.value.where == "as_of" and "ISO date" in str(error.value)
+    with pytest.raises(InputError):
+        ask(home, "Where does Maria live?", as_of=[2022])
 
 
 def test_as_of_filters_any_question(home):
