@@ -34,6 +34,7 @@ RAW_PASSAGE = "RawPassage"
 EPISODE = "Episode"
 PPR_ONLY_CANDIDATES = 50
 RAW_MERGE_WEIGHT = 0.5  # a raw passage match counts half as much as a node match of the same strength
+CHAIN_EDGES = ("ACTIVE_OF", "VERSION_NEXT")  # a store without these edge types has no version chain
 
 
 @dataclass
@@ -251,8 +252,8 @@ class _Run:
 
     def _version_stage(self) -> None:
         """A slot question's chain and the version it asks for (memctl.recall.versions)."""
-        reader = self.recaller.chains()
-        if not reader.ready():
+        known = self.recaller.graph.type_ids("edge")
+        if not any(name in known for name in CHAIN_EDGES):
             return
         from memctl.recall.slot_question import parse
 
@@ -261,6 +262,8 @@ class _Run:
         if question is None:
             return
         from memctl.recall.versions import choose, holders
+
+        reader = self.recaller.chains()
 
         with self.trace.stage("V: version chain") as entry:
             entities = query.entities or self.recaller._entities(query.text)

@@ -26,8 +26,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memctl.language.lexicon import lexicon_cache, load_yaml_layers
-
 KINDS = ("current", "past", "previous", "when")
 PLACE_KINDS = ("place",)
 AGENT_KINDS = ("person", "organisation")
@@ -122,11 +120,24 @@ def slots_named(text: str, language: str) -> tuple:
     return tuple(sorted(scores, key=lambda slot: (-scores[slot], order.get(slot, len(order)))))
 
 
-@lexicon_cache
 def question_forms() -> dict:
     """{"en": {slot: (phrases)}, "zh": {slot: (substrings)}, "value_kinds": {slot: kind}, "order": {slot: n}}:
     the question forms of slot_questions.yaml with the slot lexicon's nouns (Chinese ones of two or more
-    characters: 家 or 车 alone are part of too many other words)."""
+    characters: 家 or 车 alone are part of too many other words). The lexicon modules are imported only here:
+    a query that is no question never loads them."""
+    global _forms
+    if _forms is None:
+        from memctl.language.lexicon import lexicon_cache
+
+        _forms = lexicon_cache(_read_forms)
+    return _forms()
+
+
+_forms = None
+
+
+def _read_forms() -> dict:
+    from memctl.language.lexicon import load_yaml_layers
     from memctl.language.slot_lexicon import slot_lexicon
 
     lexicon = slot_lexicon()

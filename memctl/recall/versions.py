@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-CHAIN_EDGES = ("ACTIVE_OF", "VERSION_NEXT")
 ENDING_KINDS = ("end", "stop")
 FIRST_PERSON = {"en": re.compile(r"\b(?:my|i|me|mine|i'm|i've)\b", re.IGNORECASE), "zh": re.compile("我")}
 USER_NAMES = ("user", "用户")  # the holder R2G gives a first-person statement without a speaker
@@ -117,11 +116,6 @@ class ChainReader:
         self.graph = graph
         self.nodes = nodes
         self._chains: dict = {}
-
-    def ready(self) -> bool:
-        """True when the store has version chains at all (a free test: the edge types are registered)."""
-        known = self.graph.type_ids("edge")
-        return any(name in known for name in CHAIN_EDGES)
 
     def chains(self, holder: str) -> dict:
         """{slot: Chain} of a holder Entity."""

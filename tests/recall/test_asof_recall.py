@@ -10,7 +10,7 @@ from asof_testkit import NOW, chain_store
 from engine.errors import InputError
 from memctl.isotime import parse_time
 from memctl.model import entity_id
-from memctl.recall import versions
+from memctl.recall import pipeline
 from recall_testkit import TENANT, recall
 
 REFERENCE = parse_time(NOW, "--now", end_of_day=False)
@@ -192,7 +192,7 @@ def test_no_chain_no_change(home, monkeypatch, q):
 
 def _without_chains(home, q: str, monkeypatch) -> list:
     with monkeypatch.context() as patched:
-        patched.setattr(versions.ChainReader, "ready", lambda self: False)
+        patched.setattr(pipeline, "CHAIN_EDGES", ())
         return [card["id"] for card in ask(home, q)["results"]]
 
 
