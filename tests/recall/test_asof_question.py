@@ -38,6 +38,7 @@ def _parse(text: str, as_of: float | None = None):
     ("王芳在哪家公司工作", "employer", "current", None),
     ("王芳养了什么宠物", "pet", "current", None),
     ("李雷开什么车？", "vehicle", "current", None),
+    ("李雷最近怎么吃饭？", "diet", "current", None),
     ("王芳2022年3月住在哪", "residence", "past", "2022年3月"),
     ("王芳去年在哪家公司上班？", "employer", "past", "去年"),
     ("王芳以前住在哪里？", "residence", "previous", None),
