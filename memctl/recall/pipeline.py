@@ -268,8 +268,7 @@ class _Run:
         with self.trace.stage("V: version chain") as entry:
             entities = query.entities or self.recaller._entities(query.text)
             holder_keys = holders(query.text, query.language, entities, self.recaller.tenant, self.recaller.nodes)
-            choice = choose(question, holder_keys, reader, query.text, self.reference,
-                            [entity["name"] for entity in entities])
+            choice = choose(question, holder_keys, reader, query.text, self.reference, entities)
             entry["notes"] = _choice_notes(question, holder_keys, choice, self.recaller.nodes)
             if choice is not None and choice.chosen:
                 self.choice = choice

@@ -43,9 +43,10 @@ def marked_title(title: str, version: dict) -> str:
 def chosen_title(version, chain, label: str) -> str:
     """The title of the card a slot question chose: `version` (memctl.recall.versions.Version) of `chain`."""
     subject = version.attributes.get("subject") or ""
-    head = f"{subject} · {label}: {version.value}"
     field = version_field(version.props)
     older, newer = chain.before(version), chain.after(version)
+    value = version.value or (older.value if older is not None and version.ends else "")  # "分手了" names none
+    head = f"{subject} · {label}: {value}"
     if version.ends:
         return f"no longer: {head} (ended {day(version.attributes.get('valid_since'))})"
     span = day(version.attributes.get("valid_since"))

@@ -16,9 +16,11 @@ value ended), a negation, or rejected. The choice, per kind of question (memctl.
 - past: the version whose [valid_since, valid_until) overlaps the question's interval most (a multi-valued
   slot: every overlapping one); none: nothing is chosen and recall is unchanged.
 - previous: the version before the one the question names, or before the current one.
-- when: the version whose value the question names (an end: the end marker of that value, else the version
-  that replaced it); no value named: the latest change (a version with a predecessor), or the latest end for
-  an end; its evidence says when.
+- when: the version whose value the question names (an end: the end marker of that value, else, for a
+  single-valued slot, the version that replaced it); no value named: the latest change (a version with a
+  predecessor), or the latest end for an end, unless the question names another Entity ("when did Tom move to
+  Baltimore?" with no Baltimore in the chain: the chain does not know, and recall is left unchanged); its
+  evidence says when.
 """
 
 from __future__ import annotations
@@ -189,18 +191,20 @@ def holders(text: str, language: str, entities: list, tenant: str, nodes) -> lis
     return list(dict.fromkeys(found))
 
 
-def choose(question, holder_keys: list, reader: ChainReader, text: str, reference: float, names=()) \
+def choose(question, holder_keys: list, reader: ChainReader, text: str, reference: float, entities=()) \
         -> Choice | None:
     """The version(s) `question` asks for: the first holder and slot with a chain that gives an answer.
-    `names`: the canonical names of the Entities the question names (杭州 → Hangzhou), values too."""
+    `entities`: the Entities the question names ({"id", "name"}): their canonical names match values too
+    (杭州 → Hangzhou)."""
     from memctl.model import normalize_text
 
-    folded = normalize_text(" ".join([text, *names]))
+    folded = normalize_text(" ".join([text, *(entity["name"] for entity in entities)]))
     consulted: list = []
     for holder in holder_keys:
         chains = reader.chains(holder)
         if not chains:
             continue
+        names_another = any(entity["id"] != holder for entity in entities)
         candidates = [chains[slot] for slot in question.slots if slot in chains]
         if question.kind == "when":  # a chain holding the value the question names first, the slot's first
             named = [chain for chain in chains.values() if any(version.named_in(folded) for version in chain.versions)]
@@ -208,20 +212,20 @@ def choose(question, holder_keys: list, reader: ChainReader, text: str, referenc
             candidates = list({chain.key: chain for chain in ordered}.values())
         for chain in candidates:
             consulted.append(chain.key)
-            picked = _pick(question, chain, folded, reference)
+            picked = _pick(question, chain, folded, reference, names_another)
             if picked is not None:
                 return Choice(question, chain, picked[0], picked[1], consulted)
     return Choice(question, None, [], "no chain answers", consulted) if consulted else None
 
 
-def _pick(question, chain: Chain, folded: str, reference: float):
+def _pick(question, chain: Chain, folded: str, reference: float, names_another: bool):
     if question.kind == "current":
         return _current(chain, reference)
     if question.kind == "past":
         return _past(chain, *question.window, question.time_expression)
     if question.kind == "previous":
         return _previous(chain, folded, reference)
-    return _when(chain, folded, question.ending)
+    return _when(chain, folded, question.ending, names_another)
 
 
 def _current(chain: Chain, reference: float):
@@ -262,20 +266,21 @@ def _previous(chain: Chain, folded: str, reference: float):
     return [older], f"the version before {anchor.value}"
 
 
-def _when(chain: Chain, folded: str, ending: bool):
+def _when(chain: Chain, folded: str, ending: bool, names_another: bool):
     named = [version for version in chain.versions if version.named_in(folded)]
     if named and ending:
         marker = [version for version in named if version.ends]
         if marker:
             return [marker[-1]], f"the end of {marker[-1].value}"
-        held = named[-1]
-        successor = chain.after(held)
-        if successor is not None:
-            return [successor], f"{held.value} ended when {successor.value or 'this'} began"
-        return [held], f"{held.value}: no end recorded"
+        successor = None if _multi_valued(chain.slot) else chain.after(named[-1])
+        if successor is None:
+            return None
+        return [successor], f"{named[-1].value} ended when {successor.value or 'this'} began"
     held = [version for version in named if version.holds]
     if held:
         return [held[-1]], f"the version naming {held[-1].value}"
+    if names_another:
+        return None
     if ending:
         markers = [version for version in chain.versions if version.ends]
         if markers:

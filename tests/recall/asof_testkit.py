@@ -60,6 +60,9 @@ CHAINS = {
                          V("Honda Civic", "t2", "2023-02-01", None, "ended", "end")],
     ("王芳", "residence"): [V("上海", "z1", "2022-02-01", "2023-06-15", "superseded"),
                           V("杭州", "z3", "2023-06-15", None, "active", "change")],
+    # "分手了": an end that names no value.
+    ("王芳", "partner"): [V("李雷", "z1", "2022-02-01", "2023-07-01", "ended"),
+                        V("", "z3", "2023-07-01", None, "ended", "end")],
     ("王芳", "pet"): [V("咪咪", "z2", "2023-03-01", None, "active", "add")],
 }
 

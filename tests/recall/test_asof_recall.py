@@ -111,11 +111,27 @@ def test_when_question_gets_the_change_and_its_evidence(home, keys, q, chain, in
     assert card["version"]["chosen"] == "when" and card["citations"][0]["ts"]
 
 
+@pytest.mark.parametrize("q", [
+    "When did Maria move in with Tom?",  # names another Entity: the chain does not know, no guess
+    "When did Maria leave Denver?",  # single-valued, nothing replaced it
+    "王芳什么时候不养咪咪了？",  # multi-valued: a later value is no end of this one
+])
+def test_when_question_the_chain_cannot_answer_chooses_nothing(home, q):
+    stage = version_stage(ask(home, q))
+    assert stage["notes"]["chosen"] == "none (no chain answers): the ranking is unchanged" and stage["top"] == []
+
+
 def test_an_ended_value_is_no_longer_presented(home, keys):
     card = first(ask(home, "What car does Tom drive now?"))
     assert card["id"] == keys[("Tom", "vehicle")][1]
     assert card["title"] == "no longer: Tom · vehicle: Honda Civic (ended 2023-02-01)"
     assert card["version"]["current"] is False
+
+
+def test_an_end_naming_no_value_names_the_one_it_ended(home, keys):
+    card = first(ask(home, "王芳现在的对象是谁？"))
+    assert card["id"] == keys[("王芳", "partner")][1]
+    assert card["title"] == "no longer: 王芳 · 伴侣: 李雷 (ended 2023-07-01)"
 
 
 def test_stale_versions_in_the_normal_ranking_are_marked(home, keys):
