@@ -49,7 +49,7 @@ def version_stage(answer: dict) -> dict | None:
     ("Who does Maria work for at the moment?", ("Maria", "employer"), 1, "joined Globex"),
     ("Where does Maria work?", ("Maria", "employer"), 1, "joined Globex"),  # no work_location chain
     ("王芳现在住在哪", ("王芳", "residence"), 1, "搬到杭州"),
-    ("王芳养了什么宠物", ("王芳", "pet"), 0, "咪咪"),
+    ("王芳养了什么宠物", ("王芳", "pet"), 1, "乐乐"),
 ])
 def test_current_question_gets_the_version_in_force(home, keys, q, chain, index, snippet):
     card = first(ask(home, q))
@@ -65,6 +65,12 @@ def test_active_of_decides_over_a_newer_contested_claim(home, keys):
     assert card["id"] == initech and card["version"]["reason"] == "in force (ACTIVE_OF)"
     cards = {card["id"]: card for card in ask(home, "Tom Hooli", types=("Fact",), graph_only=True)["results"]}
     assert cards[hooli]["title"].startswith("contested: ") and cards[hooli]["version"]["current"] is False
+
+
+def test_every_value_of_a_multi_valued_slot_in_force_comes_first(home, keys):
+    cards = ask(home, "王芳现在养了哪些宠物？")["results"]
+    assert [card["id"] for card in cards[:2]] == keys[("王芳", "pet")][::-1]
+    assert all(card["version"]["current"] for card in cards[:2])
 
 
 def test_current_card_names_what_held_before(home):
