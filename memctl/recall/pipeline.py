@@ -261,7 +261,7 @@ class _Run:
         question = parse(query.text, query.language, query.times, self.reference, self.request.as_of)
         if question is None:
             return
-        from memctl.recall.versions import choose, holders
+        from memctl.recall.versions import choose, describe, holders
 
         reader = self.recaller.chains()
 
@@ -269,7 +269,7 @@ class _Run:
             entities = query.entities or self.recaller._entities(query.text)
             holder_keys = holders(query.text, query.language, entities, self.recaller.tenant, self.recaller.nodes)
             choice = choose(question, holder_keys, reader, query.text, self.reference, entities)
-            entry["notes"] = _choice_notes(question, holder_keys, choice, self.recaller.nodes)
+            entry["notes"] = describe(question, holder_keys, choice, self.recaller.nodes)
             if choice is not None and choice.chosen:
                 self.choice = choice
                 entry["candidates"] = len(choice.chain.versions)
@@ -552,8 +552,7 @@ class _Run:
         if "recency" in self.available:
             scores["recency"] = round(candidate.recency, 6)
         version = version_field(props)
-        card = {"id": candidate.key, "type": candidate.type,
-                "title": marked_title(title, version) if version else title, "text": text,
+        card = {"id": candidate.key, "type": candidate.type, "title": marked_title(title, version), "text": text,
                 "score": round(candidate.final, 6), "scores": scores, "path": self._path(candidate),
                 "citations": citations}
         if version:
@@ -567,9 +566,8 @@ class _Run:
         from memctl.recall.version_cards import marked_title, version_field
 
         props = self.recaller.nodes.props(key)
-        title, version = props.get("title"), version_field(props)
         return {"id": key, "type": self.recaller.nodes.type(key),
-                "title": marked_title(title or "", version) if version else title}
+                "title": marked_title(props.get("title"), version_field(props))}
 
     def _path(self, candidate) -> list:
         """The k=1 evidence path: the seed that brought the node in and the edge between them, or for a seed
@@ -594,27 +592,6 @@ def _as_of(request: Request) -> Request:
         raise InputError(f"as_of must be epoch seconds or an ISO date or date-time, not {as_of!r}", "as_of")
     until = as_of if request.until is None else min(request.until, as_of)
     return replace(request, as_of=float(as_of), until=until, now=as_of if request.now is None else request.now)
-
-
-def _choice_notes(question, holder_keys: list, choice, nodes) -> dict:
-    """The trace of the version stage: the question read, the subjects, the chains consulted, every version of
-    the chain that answered and why the first chosen one was."""
-    from memctl.recall.version_cards import day
-
-    notes = {"question": question.describe(),
-             "subjects": [nodes.props(key).get("title") or key for key in holder_keys] or "none found"}
-    if choice is None:
-        notes["chosen"] = "no chain of these subjects for this slot"
-        return notes
-    notes["chains"] = choice.consulted
-    if not choice.chosen:
-        notes["chosen"] = f"none ({choice.reason}): the ranking is unchanged"
-        return notes
-    notes["versions"] = [f"{version.value} {day(version.attributes.get('valid_since'))} → "
-                         f"{day(version.attributes.get('valid_until')) if version.until else '…'} {version.state}"
-                         for version in choice.chain.versions]
-    notes["chosen"] = f"{', '.join(version.value for version in choice.chosen)}: {choice.reason}"
-    return notes
 
 
 def _title(nodes, candidate) -> str | None:

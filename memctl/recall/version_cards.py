@@ -31,13 +31,13 @@ def version_field(props: dict) -> dict | None:
             "current": state == "active" and holds and not attributes.get("valid_until")}
 
 
-def marked_title(title: str, version: dict) -> str:
-    """`title`, marked when the version is not in force (see the module docstring)."""
-    if version["current"]:
+def marked_title(title: str | None, version: dict | None) -> str | None:
+    """`title`, marked when the node is a version not in force (see the module docstring)."""
+    if version is None or version["current"]:
         return title
     mark = MARKS.get(version["state"], "no longer")
     until = f" (until {day(version['valid_until'])})" if version.get("valid_until") else ""
-    return f"{mark}: {title}{until}"
+    return f"{mark}: {title or ''}{until}"
 
 
 def chosen_title(version, chain, label: str) -> str:

@@ -290,6 +290,27 @@ def _when(chain: Chain, folded: str, ending: bool, names_another: bool):
     return [chosen], "the latest change" if changes else "the only version"
 
 
+def describe(question, holder_keys: list, choice: Choice | None, nodes) -> dict:
+    """The trace notes of the version stage: the question as read, the subjects, the chains consulted, every
+    version of the chain that answered and why the chosen one was chosen."""
+    from memctl.recall.version_cards import day
+
+    notes = {"question": question.describe(),
+             "subjects": [nodes.props(key).get("title") or key for key in holder_keys] or "none found"}
+    if choice is None:
+        notes["chosen"] = "no chain of these subjects for this slot"
+        return notes
+    notes["chains"] = choice.consulted
+    if not choice.chosen:
+        notes["chosen"] = f"none ({choice.reason}): the ranking is unchanged"
+        return notes
+    notes["versions"] = [f"{version.value} {day(version.attributes.get('valid_since'))} → "
+                         f"{day(version.attributes.get('valid_until')) if version.until else '…'} {version.state}"
+                         for version in choice.chain.versions]
+    notes["chosen"] = f"{', '.join(version.value for version in choice.chosen)}: {choice.reason}"
+    return notes
+
+
 def _latest_first(versions: list) -> list:
     return sorted(versions, key=lambda version: _time_order(version), reverse=True)
 
