@@ -18,9 +18,9 @@ value ended), a negation, or rejected. The choice, per kind of question (memctl.
 - previous: the version before the one the question names, or before the current one.
 - when: the version whose value the question names (an end: the end marker of that value, else, for a
   single-valued slot, the version that replaced it); no value named: the latest change (a version with a
-  predecessor), or the latest end for an end, unless the question names another Entity ("when did Tom move to
-  Baltimore?" with no Baltimore in the chain: the chain does not know, and recall is left unchanged); its
-  evidence says when.
+  predecessor; a chain of one version has none), or the latest end for an end, unless the question names
+  another Entity ("when did Tom move to Baltimore?" with no Baltimore in the chain: the chain does not know);
+  its evidence says when. Whenever nothing is chosen, recall is left unchanged.
 """
 
 from __future__ import annotations
@@ -286,8 +286,9 @@ def _when(chain: Chain, folded: str, ending: bool, names_another: bool):
         if markers:
             return [markers[-1]], "the latest end"
     changes = [version for version in chain.versions[1:] if version.holds]
-    chosen = changes[-1] if changes else chain.versions[-1]
-    return [chosen], "the latest change" if changes else "the only version"
+    if not changes:
+        return None  # one statement is no change: kuset dev, 12 of 14 such guesses cited the wrong turn
+    return [changes[-1]], "the latest change"
 
 
 def describe(question, holder_keys: list, choice: Choice | None, nodes) -> dict:

@@ -121,6 +121,7 @@ def test_when_question_gets_the_change_and_its_evidence(home, keys, q, chain, in
     "When did Maria move in with Tom?",  # names another Entity: the chain does not know, no guess
     "When did Maria leave Denver?",  # single-valued, nothing replaced it
     "王芳什么时候不养咪咪了？",  # multi-valued: a later value is no end of this one
+    "When did Tom get his car?",  # no value named and no change in the chain (the first statement is none)
 ])
 def test_when_question_the_chain_cannot_answer_chooses_nothing(home, q):
     stage = version_stage(ask(home, q))
