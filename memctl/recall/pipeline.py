@@ -457,8 +457,9 @@ class _Run:
             from memctl.recall.matched import Matches
 
             first = self._version_cards(ranked[0].final if ranked else 1.0)
-            chosen = {card["id"] for card in first}
-            ranked = [candidate for candidate in ranked if candidate.key not in chosen][: request.top - len(first)]
+            if first:
+                ranked = self._without_chosen(ranked, first)
+            ranked = ranked[: request.top - len(first)]
             self.matches = Matches(self.query.text, search, ranked)
             cards = first + [self._card(candidate) for candidate in ranked]
             budget = settings.budget_tokens if request.budget is None else (request.budget or None)
@@ -507,6 +508,24 @@ class _Run:
         two = {word.casefold() for word in self.recaller.nodes.props(second.key).get("keywords") or ()} or \
             set(second.terms)
         return len(one & two) / len(one | two) if one and two else 0.0
+
+    def _without_chosen(self, ranked: list, first: list) -> list:
+        """The ranking without the chosen versions and without the Episodes of the turns their cards cite
+        (the same evidence twice would push another turn out of the top)."""
+        from memctl.recall.pack import covers
+
+        chosen = {card["id"] for card in first}
+        cited = [citation for card in first for citation in card["citations"]]
+
+        def repeated(candidate) -> bool:
+            if candidate.key in chosen:
+                return True
+            if candidate.type != EPISODE:
+                return False
+            refs = self.recaller.nodes.props(candidate.key).get("raw_refs") or ()
+            return any(covers(ref, citation) for ref in refs if isinstance(ref, dict) for citation in cited)
+
+        return [candidate for candidate in ranked if not repeated(candidate)]
 
     def _version_cards(self, score: float) -> list:
         """Cards of the versions a slot question chose, scored as the best of the ranking (they come first and

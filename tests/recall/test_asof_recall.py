@@ -73,6 +73,14 @@ def test_every_value_of_a_multi_valued_slot_in_force_comes_first(home, keys):
     assert all(card["version"]["current"] for card in cards[:2])
 
 
+def test_the_turns_the_chosen_card_cites_are_not_repeated(home):
+    results = ask(home, "Which city does Maria live in now?")["results"]
+    cited = {citation["source_id"] for citation in results[0]["citations"]}
+    assert cited == {"m6", "m8"}
+    assert not [card["id"] for card in results[1:] for citation in card["citations"]
+                if citation["source_id"] in cited]
+
+
 def test_current_card_names_what_held_before(home):
     assert first(ask(home, "Which city does Maria live in now?"))["title"] == \
         "Maria · residence: Denver (since 2023-05-06; formerly Boston)"
