@@ -75,6 +75,11 @@ def test_when_asks_about_an_end_or_a_start():
     assert not _parse("When did Maria move to Denver?").ending
 
 
+def test_a_when_question_keeps_the_words_of_its_value():
+    assert _parse("When did Victor adopt the rescue greyhound?").kind == "when"
+    assert _parse("When did Victor give up birdwatching?").ending
+
+
 def test_a_when_question_naming_no_slot_is_kept_for_its_value():
     question = _parse("When did Maria leave Acme Robotics?")
     assert question.kind == "when" and question.slots == () and question.ending
@@ -87,6 +92,12 @@ def test_a_when_question_naming_no_slot_is_kept_for_its_value():
     "How is the weather in Denver?",
     "What books has Melanie read?",
     "王芳周末看了哪部电影",
+    # A slot's word, but the question asks something else: an opinion, a reason, a manner, an event.
+    "What does Melanie think about Caroline's decision to adopt?",
+    "What challenge did John encounter during pre-season training?",
+    "Why does Nate like turtles as pets?",
+    "How often does John work out with his family?",
+    "为什么王芳搬到杭州了？",
 ])
 def test_no_slot_question(text):
     assert _parse(text) is None
