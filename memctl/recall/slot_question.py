@@ -44,8 +44,11 @@ _EN_WORD_CASED = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _EN_QUESTION = re.compile(r"\?|\b(?:what|which|who|whom|whose|where|when|how)\b|^(?:is|are|was|were|does|did|do|has|"
                           r"have|had)\b", re.IGNORECASE)
 _ZH_QUESTION = re.compile(r"[?？]|哪|什么|谁|几|吗|呢|多少|何时|啥")
-_EN_WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bwhich (?:date|day|month|year)\b|"
-                      r"\bsince when\b|\bhow long ago\b", re.IGNORECASE)
+# "when" asks only at the head of a clause or after a verb of knowing ("do you know when…"); elsewhere it is a
+# conjunction ("what does Maria feel when doing yoga?").
+_EN_WHEN = re.compile(r"(?:^|[.?!;,]\s*)\W*(?:so |and |but |then )?when\b|"
+                      r"\b(?:know|remember|recall|tell me|say) when\b|\bwhat (?:date|day|month|year|time)\b|"
+                      r"\bwhich (?:date|day|month|year)\b|\bsince when\b|\bhow long ago\b", re.IGNORECASE)
 _ZH_WHEN = re.compile(r"什么时候|什么时间|何时|几时|哪天|哪一天|哪年|哪一年|哪个月|几月|几号|哪一月")
 _EN_PREVIOUS = re.compile(r"\bbefore\b|\bpreviously\b|\bformerly\b|\bused? to\b|\bprior\b|\bformer\b|\bearlier\b|"
                           r"\bprevious\b|\bback then\b", re.IGNORECASE)

@@ -37,6 +37,8 @@ def _parse(text: str, as_of: float | None = None):
     ("Who did Maria use to work for?", "employer", "previous", None),
     ("When did Maria move to Denver?", "residence", "when", None),
     ("Since when has Tom been working at Globex?", "employer", "when", None),
+    ("Do you remember when Tom moved to Denver?", "residence", "when", None),
+    ("So, when did Tom move to Denver?", "residence", "when", None),
     ("王芳现在住在哪", "residence", "current", None),
     ("王芳目前住在哪个城市？", "residence", "current", None),
     ("王芳在哪家公司工作", "employer", "current", None),
@@ -98,6 +100,7 @@ def test_a_when_question_naming_no_slot_is_kept_for_its_value():
     "Why does Nate like turtles as pets?",
     "How often does John work out with his family?",
     "为什么王芳搬到杭州了？",
+    "What does Maria say she feels when doing upside-down yoga poses?",  # "when" as a conjunction
 ])
 def test_no_slot_question(text):
     assert _parse(text) is None
