@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 KINDS = ("current", "past", "previous", "when")
 PLACE_KINDS = ("place",)
@@ -120,12 +121,11 @@ def _past_window(times: list, reference: float) -> tuple | None:
 
 def _other_words(text: str, slots: tuple, times: list) -> set:
     """The English question's content words that are not its subject, slot forms, time or phrasing."""
-    from engine.text.tokenizer import default_stopwords
     from memctl.language.question_words import ENGLISH
 
     slot_words = {word for forms in _matches(text, "en").values() for form in forms for word in form.split()}
     time_words = {word.casefold() for time in times for word in _EN_WORD_CASED.findall(time.expression)}
-    ignored = ENGLISH | default_stopwords("en") | _EN_FRAME | slot_words | time_words
+    ignored = ENGLISH | _stop_words() | _EN_FRAME | slot_words | time_words
     found = set()
     for match in _EN_WORD_CASED.finditer(text):
         word = match.group()
@@ -135,6 +135,14 @@ def _other_words(text: str, slots: tuple, times: list) -> set:
         if folded not in ignored:
             found.add(folded)
     return found
+
+
+@lru_cache(maxsize=1)
+def _stop_words() -> frozenset:
+    """The index tokenizer's shipped stop words (English and Chinese)."""
+    from engine.text.tokenizer import Tokenizer
+
+    return frozenset(Tokenizer(cjk="bigram").stopwords)
 
 
 def _matches(text: str, language: str) -> dict:
