@@ -152,9 +152,10 @@ class Memory:
         """Recall memories for the query `q` (seed 001 §5, W3–W6): {"query", "results", "trace", "keywords"}.
 
         options: top, budget (tokens; 0: none), k_hop, types, since/until (epoch seconds), graph_only, allow_raw,
-        cite, mvp, now (the reference time for recency and relative dates), explain (gather what only the trace
-        shows). The Recaller behind it keeps what it read for this snapshot, so many recalls on one Memory read
-        each record once. See memctl/recall/."""
+        cite, mvp, now (the reference time for recency and relative dates), as_of (epoch seconds or ISO text:
+        answer as of that time, see memctl/recall/pipeline.py), explain (gather what only the trace shows). The
+        Recaller behind it keeps what it read for this snapshot, so many recalls on one Memory read each record
+        once. See memctl/recall/."""
         from memctl.recall.pipeline import Request
 
         return self.recaller().recall(Request(q=q, **options))

@@ -36,6 +36,10 @@ ALLOW_RAW = typer.Option(False, "--allow-raw", help="Also search the raw text (W
 CITE = typer.Option(False, "--cite", help="Look for the source text too: runs the raw fallback.")
 MVP = typer.Option(False, "--mvp", help="MVP workflow: k = 1, recall.mvp_lambda, mvp edge types.")
 NOW = typer.Option(None, "--now", metavar="D", help="Reference time for recency and relative dates (default: now).")
+AS_OF = typer.Option(None, "--as-of", metavar="T",
+                     help="Answer as of T (ISO date or date-time; a date means its end): a question about a "
+                          "person's attribute gets the version valid at T; every result as with --until T; T is "
+                          "the reference time unless --now is given.")
 TRACE = typer.Option(False, "--trace", help="Show each stage: timings, candidates, top scores, fallbacks.")
 JSON = typer.Option(False, "--json", help="Print JSON (see README for the schema).")
 
@@ -46,7 +50,7 @@ def recall(
     query: str = typer.Argument(None, metavar="QUERY", show_default=False, help="The query, any language."),
     top: int = TOP, budget: int = BUDGET, k_hop: int = K_HOP, types: list[str] = TYPES, since: str = SINCE,
     until: str = UNTIL, graph_only: bool = GRAPH_ONLY, allow_raw: bool = ALLOW_RAW, cite: bool = CITE,
-    mvp: bool = MVP, now: str = NOW, trace: bool = TRACE, as_json: bool = JSON,
+    mvp: bool = MVP, now: str = NOW, as_of: str = AS_OF, trace: bool = TRACE, as_json: bool = JSON,
     q: str = typer.Option(None, "--q", metavar="TEXT", rich_help_panel=ALIASES,
                           help="= QUERY (seed 001 §25.5: recall --q \"…\")."),
     extract_keywords: bool = typer.Option(False, "--extract-keywords", rich_help_panel=ALIASES,
@@ -83,7 +87,7 @@ def explain_command(
     q: str = typer.Option(None, "--q", metavar="TEXT", help="Also show where the node ranks for this query."),
     top: int = TOP, budget: int = BUDGET, k_hop: int = K_HOP, types: list[str] = TYPES, since: str = SINCE,
     until: str = UNTIL, graph_only: bool = GRAPH_ONLY, allow_raw: bool = ALLOW_RAW, cite: bool = CITE,
-    mvp: bool = MVP, now: str = NOW, as_json: bool = JSON,
+    mvp: bool = MVP, now: str = NOW, as_of: str = AS_OF, as_json: bool = JSON,
 ) -> None:
     """Explain one node: its weight and recency, neighbours and citations; with --q, its rank for that query.
 
@@ -99,13 +103,14 @@ def batch_command(
                                help='One {"id": …, "q": …, options…} per line; - for stdin.'),
     top: int = TOP, budget: int = BUDGET, k_hop: int = K_HOP, types: list[str] = TYPES, since: str = SINCE,
     until: str = UNTIL, graph_only: bool = GRAPH_ONLY, allow_raw: bool = ALLOW_RAW, cite: bool = CITE,
-    mvp: bool = MVP, now: str = NOW, trace: bool = TRACE,
+    mvp: bool = MVP, now: str = NOW, as_of: str = AS_OF, trace: bool = TRACE,
     as_json: bool = typer.Option(False, "--json", help='One {"id", "results"} line per query, in order.'),
 ) -> None:
     """Recall for every query of a JSONL file, the store opened once; the options are every line's defaults.
 
     Every line is checked before any query runs (a bad one: exit 2 naming file:line, nothing printed).
-    A line's options (top, budget, k_hop, types, since, until, graph_only, allow_raw, cite, mvp, now) override.
+    A line's options (top, budget, k_hop, types, since, until, graph_only, allow_raw, cite, mvp, now, as_of)
+    override.
 
     Example: memctl recall batch questions.jsonl --json --top 20
     """

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from engine.errors import InputError
 
-OPTIONS = ("top", "budget", "k_hop", "types", "since", "until", "graph_only", "allow_raw", "cite", "mvp", "now")
+OPTIONS = ("top", "budget", "k_hop", "types", "since", "until", "graph_only", "allow_raw", "cite", "mvp", "now",
+           "as_of")
 COUNTS = ("top", "budget", "k_hop")
 SWITCHES = ("graph_only", "allow_raw", "cite", "mvp")
-TIMES = ("since", "until", "now")
+TIMES = ("since", "until", "now", "as_of")
 
 
 def request_fields(given: dict, where: str | None = None) -> dict:
@@ -24,13 +25,14 @@ def request_fields(given: dict, where: str | None = None) -> dict:
 def _times(given: dict, where: str | None) -> dict:
     from memctl.isotime import parse_time
 
-    since, until, now = (given.get(name) for name in TIMES)
+    since, until, now, as_of = (given.get(name) for name in TIMES)
     window = (parse_time(since, _label("--since", where), end_of_day=False) if since else None,
               parse_time(until, _label("--until", where), end_of_day=True) if until else None)
     if window[0] is not None and window[1] is not None and window[0] > window[1]:
         raise InputError(f"--since {since} is after --until {until}", where)
     return {"since": window[0], "until": window[1],
-            "now": parse_time(now, _label("--now", where), end_of_day=False) if now else None}
+            "now": parse_time(now, _label("--now", where), end_of_day=False) if now else None,
+            "as_of": parse_time(as_of, _label("--as-of", where), end_of_day=True) if as_of else None}
 
 
 def _label(option: str, where) -> str:

@@ -68,13 +68,13 @@ def card_refs(props: dict, raw_hit, limit: int) -> list:
     for ref in props.get("raw_refs") or ():
         if not isinstance(ref, dict):
             continue
-        if any(_covers(ref, taken) for taken in refs):
+        if any(covers(ref, taken) for taken in refs):
             continue
         refs.append(ref)
     return refs[:limit]
 
 
-def _covers(ref: dict, taken: dict) -> bool:
+def covers(ref: dict, taken: dict) -> bool:
     """True when `taken` (a passage) lies inside `ref` (its turn), or they are the same span."""
     if ref.get("raw_id") != taken.get("raw_id"):
         return False

@@ -9,12 +9,20 @@ snapshot, so a batch of queries opens the store once and reads each record once.
 yet: the vector stage is always absent and the §18 "A→C" variant is used. Degraded modes, each named in the
 trace: no NodeIndex / --graph-only → boolean graph filter; no graph (r2g not run) → raw passages only; k = 0
 or no graph edges → no PPR.
+
+Slot questions (issue 19; memctl.recall.slot_question, memctl.recall.versions): when the store has version
+chains and the question asks for a person's attribute now, at a past time or when it changed, the version it
+asks for comes first (its card cites the version's evidence, earliest first), then the normal ranking; every
+card of a version not in force says so (memctl.recall.version_cards). --as-of T (Request.as_of): a slot
+question is answered as of T (the version valid at T, unless the question names its own time); for every
+question the results are those of --until T (nothing recorded after T), and T is the reference time for
+recency and relative dates when --now is not given.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.errors import InputError
 from memctl.recall import rank
@@ -26,6 +34,7 @@ RAW_PASSAGE = "RawPassage"
 EPISODE = "Episode"
 PPR_ONLY_CANDIDATES = 50
 RAW_MERGE_WEIGHT = 0.5  # a raw passage match counts half as much as a node match of the same strength
+CHAIN_EDGES = ("ACTIVE_OF", "VERSION_NEXT")  # a store without these edge types has no version chain
 
 
 @dataclass
@@ -42,6 +51,7 @@ class Request:
     cite: bool = False
     mvp: bool = False
     now: float | None = None
+    as_of: float | str | None = None  # answer as of this time, epoch seconds or ISO (see the module docstring)
     explain: bool = True  # gather what only the trace shows (the query's stored Entities); off for batches
 
 
@@ -58,6 +68,7 @@ class Recaller:
         self._passages = None
         self._citations = None
         self._raw = None
+        self._chains = None
 
     # --- lazily opened parts ------------------------------------------------------------------------------
 
@@ -115,6 +126,13 @@ class Recaller:
             self._citations = Citations(self.raw)
         return self._citations
 
+    def chains(self):
+        if self._chains is None:
+            from memctl.recall.versions import ChainReader
+
+            self._chains = ChainReader(self.graph, self.nodes)
+        return self._chains
+
     def graph_ready(self) -> bool:
         return self.graph_stage().snapshot.node_count > 0 and bool(self.graph.type_ids("node"))
 
@@ -125,6 +143,8 @@ class Recaller:
             raise InputError("the query is empty", "--q")
         if request.top < 1:
             raise InputError(f"--top must be at least 1, not {request.top}", "--top")
+        if request.as_of is not None:
+            request = _as_of(request)
         trace = Trace()
         run = _Run(self, request, trace)
         results = run.execute()
@@ -200,12 +220,15 @@ class _Run:
         self.keyword_source = None  # "A" NodeIndex, "G" graph filter, "R" raw passages only
         self.packing: dict = {}  # what budget packing did (memctl.recall.pack.pack's facts)
         self.matches = None  # memctl.recall.matched.Matches of the cards, made by the pack stage
+        self.choice = None  # memctl.recall.versions.Choice of a slot question, when one chose a version
 
     def execute(self) -> list:
         request, settings = self.request, self.settings
         graph_ready = self.recaller.graph_ready()
         search = None if request.graph_only or not settings.use_node_index else self.recaller.search()
         self._query_stage(graph_ready)
+        if graph_ready:
+            self._version_stage()
         seeds = self._stage_a(search, graph_ready)
         raw_hits = self._raw_stage(seeds, search, graph_ready)
         self._collect(seeds, raw_hits, graph_ready)
@@ -226,6 +249,31 @@ class _Run:
                                         for time in self.query.times],
                               "clauses": len(self.query.clauses)}
             entry["candidates"] = len(self.query.entities)
+
+    def _version_stage(self) -> None:
+        """A slot question's chain and the version it asks for (memctl.recall.versions)."""
+        known = self.recaller.graph.type_ids("edge")
+        if not any(name in known for name in CHAIN_EDGES):
+            return
+        from memctl.recall.slot_question import parse
+
+        query = self.query
+        question = parse(query.text, query.language, query.times, self.reference, self.request.as_of)
+        if question is None:
+            return
+        from memctl.recall.versions import choose, describe, holders
+
+        reader = self.recaller.chains()
+
+        with self.trace.stage("V: version chain") as entry:
+            entities = query.entities or self.recaller._entities(query.text)
+            holder_keys = holders(query.text, query.language, entities, self.recaller.tenant, self.recaller.nodes)
+            choice = choose(question, holder_keys, reader, query.text, self.reference, entities)
+            entry["notes"] = describe(question, holder_keys, choice, self.recaller.nodes)
+            if choice is not None and choice.chosen:
+                self.choice = choice
+                entry["candidates"] = len(choice.chain.versions)
+                entry["top"] = [[version.key, 1.0] for version in choice.chosen[:3]]
 
     def _stage_a(self, search, graph_ready: bool) -> list:
         from memctl.recall.stage_a import graph_seeds, index_seeds
@@ -408,8 +456,12 @@ class _Run:
         with self.trace.stage("pack") as entry:
             from memctl.recall.matched import Matches
 
-            self.matches = Matches(self.query.text, search, ranked[: request.top])
-            cards = [self._card(candidate) for candidate in ranked[: request.top]]
+            first = self._version_cards(ranked[0].final if ranked else 1.0)
+            if first:
+                ranked = self._without_chosen(ranked, first)
+            ranked = ranked[: request.top - len(first)]
+            self.matches = Matches(self.query.text, search, ranked)
+            cards = first + [self._card(candidate) for candidate in ranked]
             budget = settings.budget_tokens if request.budget is None else (request.budget or None)
             from memctl.recall.pack import pack
 
@@ -457,8 +509,51 @@ class _Run:
             set(second.terms)
         return len(one & two) / len(one | two) if one and two else 0.0
 
-    def _card(self, candidate) -> dict:
+    def _without_chosen(self, ranked: list, first: list) -> list:
+        """The ranking without the chosen versions and without the Episodes of the turns their cards cite
+        (the same evidence twice would push another turn out of the top)."""
+        from memctl.recall.pack import covers
+
+        chosen = {card["id"] for card in first}
+        cited = [citation for card in first for citation in card["citations"]]
+
+        def repeated(candidate) -> bool:
+            if candidate.key in chosen:
+                return True
+            if candidate.type != EPISODE:
+                return False
+            refs = self.recaller.nodes.props(candidate.key).get("raw_refs") or ()
+            return any(covers(ref, citation) for ref in refs if isinstance(ref, dict) for citation in cited)
+
+        return [candidate for candidate in ranked if not repeated(candidate)]
+
+    def _version_cards(self, score: float) -> list:
+        """Cards of the versions a slot question chose, scored as the best of the ranking (they come first and
+        budget packing keeps the best card that fits)."""
+        if self.choice is None:
+            return []
+        from memctl.language.slot_lexicon import slot_lexicon
+        from memctl.recall.version_cards import chosen_title
+
+        choice, cards = self.choice, []
+        spec = slot_lexicon().slots.get(choice.chain.slot)
+        label = spec.label(self.query.language) if spec is not None else choice.chain.slot
+        for version in choice.chosen[: self.request.top]:
+            candidate = rank.Candidate(version.key, "Fact", final=score,
+                                       via=(choice.chain.holder, "ACTIVE_OF" if version.active else "SUBJECT",
+                                            f"version chain: {choice.reason}"))
+            refs = sorted((ref for ref in version.props.get("raw_refs") or () if isinstance(ref, dict)),
+                          key=lambda ref: str(ref.get("ts") or ""))  # the evidence that started it first
+            card = self._card(candidate, refs)
+            card["title"] = chosen_title(version, choice.chain, label)
+            card["version"].update(chosen=choice.question.kind, reason=choice.reason)
+            cards.append(card)
+        return cards
+
+    def _card(self, candidate, refs: list | None = None) -> dict:
+        """A result card; `refs`: the raw_refs to cite instead of the node's own."""
         from memctl.recall.pack import card_refs, card_tokens
+        from memctl.recall.version_cards import marked_title, version_field
 
         settings = self.settings
         citations_reader = self.recaller.citations()
@@ -470,18 +565,28 @@ class _Run:
         else:
             props = self.recaller.nodes.props(candidate.key)
             title, text = props.get("title") or "", props.get("text") or ""
-        citations = [citations_reader.cite(ref) for ref in card_refs(props, candidate.raw_hit, settings.max_citations)]
+        cited = {**props, "raw_refs": refs} if refs is not None else props
+        citations = [citations_reader.cite(ref) for ref in card_refs(cited, candidate.raw_hit, settings.max_citations)]
         scores = {stage: round(candidate.scores.get(stage, 0.0), 6) for stage in ("bm25", "vec", "ppr", "weight")}
         if "recency" in self.available:
             scores["recency"] = round(candidate.recency, 6)
-        card = {"id": candidate.key, "type": candidate.type, "title": title, "text": text,
+        version = version_field(props)
+        card = {"id": candidate.key, "type": candidate.type, "title": marked_title(title, version), "text": text,
                 "score": round(candidate.final, 6), "scores": scores, "path": self._path(candidate),
                 "citations": citations}
+        if version:
+            card["version"] = version
         if candidate.supports:
-            card["supports"] = [{"id": key, "type": self.recaller.nodes.type(key),
-                                 "title": self.recaller.nodes.props(key).get("title")} for key in candidate.supports]
+            card["supports"] = [self._support(key) for key in candidate.supports]
         card["tokens"] = card_tokens(card)
         return card
+
+    def _support(self, key: str) -> dict:
+        from memctl.recall.version_cards import marked_title, version_field
+
+        props = self.recaller.nodes.props(key)
+        return {"id": key, "type": self.recaller.nodes.type(key),
+                "title": marked_title(props.get("title"), version_field(props))}
 
     def _path(self, candidate) -> list:
         """The k=1 evidence path: the seed that brought the node in and the edge between them, or for a seed
@@ -493,6 +598,19 @@ class _Run:
             return [{"id": parent, "type": nodes.type(parent), "title": nodes.props(parent).get("title")},
                     {"edge": edge_type, "kind": kind}, own]
         return [{**own, **self.matches.describe(candidate)}]
+
+
+def _as_of(request: Request) -> Request:
+    """--as-of T as the request's window and reference time (see the module docstring)."""
+    as_of = request.as_of
+    if isinstance(as_of, str):
+        from memctl.isotime import parse_time
+
+        as_of = parse_time(as_of, "as_of", end_of_day=True)
+    elif isinstance(as_of, bool) or not isinstance(as_of, (int, float)):
+        raise InputError(f"as_of must be epoch seconds or an ISO date or date-time, not {as_of!r}", "as_of")
+    until = as_of if request.until is None else min(request.until, as_of)
+    return replace(request, as_of=float(as_of), until=until, now=as_of if request.now is None else request.now)
 
 
 def _title(nodes, candidate) -> str | None:
