@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.graph.api import GraphStore
+from engine.graph.keys import edge_key
 from memctl.memory import Memory
 from memctl.model import NodeType, entity_id, node_id, normalize_text
 from recall_testkit import TENANT, build, write_jsonl
@@ -91,16 +92,19 @@ def _turn_refs(graph) -> dict:
 
 def _write_chain(graph, writer, subject: str, slot: str, versions: list, refs: dict) -> list:
     holder = entity_id(TENANT, subject, "Person")
+    chain = f"{holder}|{slot}"
     if graph.get_node(holder) is None:
         writer.add_node(holder, "Entity", {"title": subject, "attributes": {"canonical": subject}})
-    chain = f"{holder}|{slot}"
+    else:
+        _forget_built_chain(graph, writer, holder, chain)
     keys = []
     for version in versions:
         polarity = "ended" if version.kind in ("end", "stop") else "stated"
         key = node_id(NodeType.FACT, TENANT, "slot", holder, slot, normalize_text(version.value), polarity)
         existing = graph.get_node(key)
         evidence = [refs[turn] for turn in version.turns.split()]
-        props = existing["props"] if existing else {
+        # r2g's own claim keeps its node and gains the hand-written evidence (a restatement it did not link).
+        props = {**existing["props"], "raw_refs": _union(existing["props"]["raw_refs"], evidence)} if existing else {
             "title": f"{subject} {slot}: {version.value}", "text": version.value, "raw_refs": evidence,
             "keywords": [slot, version.value], "recency": evidence[-1]["ts"],
             "attributes": {"subject": subject, "subject_type": "Person", "slot": slot, "value": version.value,
@@ -120,3 +124,29 @@ def _write_chain(graph, writer, subject: str, slot: str, versions: list, refs: d
         if version.state == "superseded":
             writer.update_node(older, properties={"superseded_by": newer})
     return keys
+
+
+def _forget_built_chain(graph, writer, holder: str, chain: str) -> None:
+    """The chain r2g built for these turns (memctl/facts) gives way to the hand-written one: its claims lose
+    their chain attributes and its ACTIVE_OF / VERSION_NEXT edges go, so each test controls every version."""
+    from memctl.facts.maintain import CHAIN_FIELDS
+
+    edges = set()
+    for row in graph.neighbors(holder, "in", ["SUBJECT"]).rows():
+        claim = graph.get_node(row["key"])
+        attributes = claim["props"].get("attributes", {})
+        if attributes.get("chain") != chain:
+            continue
+        kept = {name: value for name, value in attributes.items() if name not in CHAIN_FIELDS}
+        writer.update_node(row["key"], properties={"attributes": kept, "superseded_by": None})
+        for edge_type, direction in (("ACTIVE_OF", "in"), ("VERSION_NEXT", "in"), ("VERSION_NEXT", "out")):
+            for edge in graph.neighbors(row["key"], direction, [edge_type]).rows():
+                source, target = (edge["key"], row["key"]) if direction == "in" else (row["key"], edge["key"])
+                edges.add(edge_key(source, edge_type, target))
+    for key in sorted(edges):
+        writer.delete_edge(key)
+
+
+def _union(refs: list, more: list) -> list:
+    seen = {(ref["raw_id"], ref["offset"]) for ref in refs}
+    return refs + [ref for ref in more if (ref["raw_id"], ref["offset"]) not in seen]
