@@ -9,7 +9,6 @@ import shutil
 import pytest
 
 from engine.format import GRAPH_NODE_TABLE
-from engine.graph.api import GraphStore
 from memctl.r2g import analysis_pool
 from memctl.r2g.analysis_pool import Inline, Pool
 from memctl.r2g.rawturns import ChunkStart
@@ -41,12 +40,8 @@ def test_jobs_build_the_graph_one_process_builds(tmp_path, monkeypatch):
     summaries = {}
     for jobs, home in homes.items():
         ingest(home, *inputs)
-        # One store clock for both runs: a version records when it was written, and an undated claim's version
-        # starts then (memctl/facts).
-        with monkeypatch.context() as frozen:
-            frozen.setattr(GraphStore.__init__, "__defaults__", (lambda: 1_790_000_000.0,))
-            with open_memory(home) as memory:
-                summaries[jobs] = memory.r2g(jobs=jobs)
+        with open_memory(home) as memory:  # one store clock for both runs: tests/r2g/conftest.py
+            summaries[jobs] = memory.r2g(jobs=jobs)
     assert summaries[1]["turns"] > 127
     assert {**summaries[1], "seconds": 0} == {**summaries[2], "seconds": 0}
     assert dump(homes[2]) == dump(homes[1])
