@@ -20,7 +20,8 @@ from memctl.facts.events import CONFLICT_DETECTED, FACT_DEMOTED, FACT_PROMOTED
 from memctl.facts.tables import AUDIT_KEPT, AUDIT_TABLE, CHAIN_TABLE, DECISION_TABLE, REVIEW_TABLE, chain_record, \
     members, review_key
 from memctl.facts.timeline import build
-from memctl.facts.versions import chain_of, is_slot_fact, iso, slot_of, store_time, subject_of, version_of
+from memctl.facts.versions import (chain_of, is_slot_fact, iso, recorded_seconds, slot_of, store_time, subject_of,
+                                   version_of)
 
 CHAIN_FIELDS = ("chain", "valid_since", "valid_until", "periods", "state", "recorded_at", "expired_at")
 
@@ -79,7 +80,7 @@ class _ChainUpdate:
         current = {key: draft.props(key) if key in draft.nodes else getattr(stored[key], "props", None)
                    for key in keys}
         claims = {key: props for key, props in current.items() if is_slot_fact("Fact", props)}
-        recorded = {key: stored[key].created_at if stored[key] is not None else self.now for key in claims}
+        recorded = {key: recorded_seconds(stored[key], self.now) for key in claims}
         versions = [version_of(key, props, recorded[key]) for key, props in claims.items()]
         decisions = {key: value["decision"] for key, value in zip(claims, store.get_many(DECISION_TABLE,
                                                                                           list(claims))) if value}

@@ -94,6 +94,19 @@ def store_time(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def recorded_seconds(node, now: float) -> float:
+    """When a claim was recorded: the recorded_at a chain write gave it, else its node's creation (a claim
+    written before chains), else `now` (a claim this batch creates). Read back from recorded_at rather than
+    created_at, which the commit sets a moment after the chain write: a claim written at 12:00:00.9 and
+    created at 12:00:01.0 would otherwise be rewritten by the next batch for a recorded_at one second on."""
+    if node is None:
+        return now
+    recorded = ((node.props or {}).get("attributes") or {}).get("recorded_at")
+    if isinstance(recorded, str):
+        return datetime.strptime(recorded, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
+    return node.created_at
+
+
 def _first_seen(attributes: dict) -> float | None:
     first = attributes.get("first_seen")
     if not first or first[0]:  # [untimed, seconds, raw_id, offset]

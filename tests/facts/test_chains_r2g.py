@@ -120,3 +120,24 @@ def test_remember_writes_the_chain_in_its_one_commit(tmp_path):
 
 def _residence_chain(memory) -> str:
     return next(key for key, _ in memory.store.scan("facts.chain") if key.endswith("|residence"))
+
+
+def test_a_claim_recorded_just_before_its_commit_is_not_rewritten_later(tmp_path, monkeypatch):
+    """The chain write reads the clock a moment before the commit stamps created_at; a claim's recorded time is
+    read back from its recorded_at, so a later batch finds nothing to change even when a second boundary fell
+    in between (it rewrote such claims, re-indexing them a different number of times in every run)."""
+    import itertools
+
+    from engine.graph.api import GraphStore
+    from facts_testkit import FACTS
+    from memctl.facts.maintain import update_chains
+    from memctl.r2g.draft import GraphDraft
+
+    readings = itertools.count()
+    monkeypatch.setattr(GraphStore.__init__, "__defaults__", (lambda: 1_790_000_000.8 + 0.3 * next(readings),))
+    home = tmp_path / "home"
+    remember_files(home, conversation(tmp_path / "a.jsonl", "a", JANUARY + JUNE))
+    with open_memory(home) as memory:
+        draft = GraphDraft(GraphStore(memory.store), None)
+        events = update_chains(draft, "default", FACTS, "test", 1_790_000_100.0, {_residence_chain(memory): ()})
+    assert (events, draft.nodes, draft.edges, draft.removed_edges, draft.records) == ([], {}, {}, set(), [])
