@@ -151,6 +151,8 @@ _ZH_YEAR_WORDS = {"前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年"
 _ZH_VAGUE = r"(?:最近|近来|前阵子|前段时间|前些天|之前|以前|过去|将来|未来|不久前|刚才|小时候|那时候|当时|早些年|这几天|这些天)(?!的)"
 _DAYPART = r"(?:早上|上午|中午|下午|傍晚|晚上|凌晨|夜里)?"
 _ZH_CLOCK = rf"{_DAYPART}(?:{_ZH_NUM})点(?:半|(?:{_ZH_NUM})分?)?"
+# 这个月初, 三月底: a part of the month is still the month (the granularity a statement's time keeps)
+_ZH_PART_OF_MONTH = r"(?:初|底|末|中旬|上旬|下旬)"
 
 
 def _zh_rules():
@@ -163,9 +165,9 @@ def _zh_rules():
         (r"((?:19|20)[0-9]{2}|[一二][〇零一二三四五六七八九]{3})年(?:份)?", _zh_y),
         (rf"(前年|去年|今年|明年|后年)(?:的)?(?:({_ZH_NUM})月(?:份)?(?:({_ZH_NUM})[日号])?|[春夏秋冬](?:天|季))?",
          _zh_relative_year),
-        (rf"(上个月|上月|这个月|本月|下个月|下月)(?:({_ZH_NUM})[日号])?", _zh_relative_month),
+        (rf"(上个月|上月|这个月|本月|下个月|下月)(?:({_ZH_NUM})[日号]|{_ZH_PART_OF_MONTH})?", _zh_relative_month),
         (rf"({_ZH_NUM})月({_ZH_NUM})[日号]", _zh_md),
-        (rf"(?<![年\d])({_ZH_NUM})月份?(?![\d份日号])", _zh_m),
+        (rf"(?<![年\d])({_ZH_NUM})月份?(?:{_ZH_PART_OF_MONTH})?(?![\d份日号])", _zh_m),
         (rf"(?<![月\d])({_ZH_NUM})号(?![线码楼房位床窗桌机])", _zh_d),
         (rf"({_ZH_NUM}|几)(?:个)?{unit_word}(前|以前|之前|后|以后|之后)", _zh_offset),
         (r"半年(前|以前|之前|后|以后|之后)", _zh_half_year),
@@ -365,6 +367,10 @@ _EN_VAGUE = (
 )
 
 
+# "at the start of the month", "in early March": a part of a month is still the month
+_EN_PART_OF_MONTH = r"(?:(?:at|by|around|towards?) the (?:start|beginning|end|middle) of |(?:early|late|mid)[ -])"
+
+
 def _en_rules():
     return [
         (r"(\d{4})-(\d{1,2})-(\d{1,2})", _numeric_ymd),
@@ -379,6 +385,8 @@ def _en_rules():
         (r"(?:(?<=\b[Ii]n )|(?<=\b[Ss]ince )|(?<=\b[Oo]f ))(\d{4})\b", _en_year),
         (rf"(last|this|next) ({_MONTH_NAME_RE})\b", _en_relative_month_name),
         (r"(last|this|next) (?:year|spring|summer|fall|autumn|winter)", _en_relative_year),
+        (rf"{_EN_PART_OF_MONTH}(the|this|last) month", _en_relative_month),
+        (rf"{_EN_PART_OF_MONTH}({_MONTH_RE})(?!\s+\d)", _en_month_part),
         (r"(last|this|next) month", _en_relative_month),
         (r"(last|this|next|the) (?:week ?end)", _en_weekend),
         (r"(last|this|next) week", _en_relative_week),
@@ -442,6 +450,15 @@ def _en_month(match, ref, tense):
     month = _month_number(match[1])
     since = match.string[: match.start()].lower().endswith("since ")
     year = ref.year - 1 if since and month > ref.month else ref.year
+    return f"{year:04d}-{month:02d}", "month"
+
+
+def _en_month_part(match, ref, tense):
+    """The month named, in the year that puts it before the reference day when the sentence tells the past."""
+    if ref is None:
+        return None, "unspecified"
+    month = _month_number(match[1])
+    year = ref.year - 1 if tense == "past" and month > ref.month else ref.year
     return f"{year:04d}-{month:02d}", "month"
 
 

@@ -99,12 +99,16 @@ class _Sentence:
     found: list = field(default_factory=list)
 
 
+# "Guess who doesn't live in Toronto anymore?": a question that tells, not asks
+_RHETORICAL = re.compile(r"\W*(?:guess (?:who|what)|猜猜(?:看)?谁)", re.IGNORECASE)
+
+
 def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Mention],
                times: list[TimeExpr]) -> list[SlotFact]:
     """The slot facts of one sentence: its frames', then the statements of memctl/r2g/changes.py in the clauses
     no frame read ("we moved to Denver"). `mentions` are the language analyser's named entities (a holder or
     value spanning exactly one keeps its type), `times` the sentence's time expressions."""
-    if sentence.rstrip().endswith(("?", "？")):
+    if sentence.rstrip().endswith(("?", "？")) and not _RHETORICAL.match(sentence):
         return []
     state = _Sentence(sentence, lang, speaker or DEFAULT_HOLDER.get(lang, "user"), mentions, times)
     if lang == "zh":
