@@ -99,6 +99,7 @@ class _Sentence:
     found: list = field(default_factory=list)
 
 
+_ZH_PLACE_ENDS = ("市", "省", "区", "县", "镇", "村", "州", "国", "家里", "家", "本地", "外地", "老家", "那边", "这边")
 # "Guess who doesn't live in Toronto anymore?": a question that tells, not asks
 _RHETORICAL = re.compile(r"\W*(?:guess (?:who|what)|猜猜(?:看)?谁)", re.IGNORECASE)
 
@@ -336,7 +337,9 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         if holder is None:
             return None
         place = mention_at(state, base + match.start("z"), base + match.end("z"))
-        surface = "单位" if place is not None and place.entity_type == "Organization" else "工作地"  # 在腾讯工作
+        # 在杭州工作 names a place of work; 在腾讯工作, 在星辰软件工作 (a name the analyser does not know) an employer
+        at_place = (place is not None and place.entity_type == "Location") or match["z"].endswith(_ZH_PLACE_ENDS)
+        surface = "工作地" if at_place else "单位"
         return _slot(state, holder, surface, match, base, start, end, STATED)
     if frame == "plan":  # 我将要参加翻译行业交流峰会
         return _slot(state, speaker_holder(state, base + match.start()), "计划", match, base, start, end, STATED)
