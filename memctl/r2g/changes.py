@@ -25,6 +25,11 @@ that cannot be the slot's (the checks of memctl/r2g/slots.py, `values`, `exclude
 organisation without a capital, a Chinese place the analyser does not know). One fact per slot and clause, and
 words one statement read (phrase to value) are no other's: "I gave up squash" is a sport, not also a hobby.
 Statements keep the clause's event facts (memctl/r2g/extract.py): "we moved to Denver" is an event as well.
+
+Anchored statements: a slot with `anchors` is also stated by a first-person clause that names one of its listed
+values (or matches its value pattern: a phone number) beside one of its cue words, whatever the verb ("my Korean
+vocabulary", "every evening on the Spanish app", "save 555-0177 as my number"), unless a phrase stated the slot
+in that clause, the clause names someone else (a person, "my classmate", he, your, 他) or holds a plan word.
 """
 
 from __future__ import annotations
