@@ -336,9 +336,12 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         holder = _person_subject(state, match, base) if match["x"] or match["mine"] else None
         if holder is None:
             return None
-        place = mention_at(state, base + match.start("z"), base + match.end("z"))
-        # 在杭州工作 names a place of work; 在腾讯工作, 在星辰软件工作 (a name the analyser does not know) an employer
-        at_place = (place is not None and place.entity_type == "Location") or match["z"].endswith(_ZH_PLACE_ENDS)
+        # 在杭州工作, 在山东青岛上班 name a place of work; 在腾讯工作, 在星辰软件工作 (a name the analyser does not
+        # know) an employer
+        value_start, value_end = base + match.start("z"), base + match.end("z")
+        at_place = match["z"].endswith(_ZH_PLACE_ENDS) or any(
+            mention.entity_type == "Location" and value_start <= mention.start and mention.end <= value_end
+            for mention in state.mentions)
         surface = "工作地" if at_place else "单位"
         return _slot(state, holder, surface, match, base, start, end, STATED)
     if frame == "plan":  # 我将要参加翻译行业交流峰会
