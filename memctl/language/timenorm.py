@@ -148,26 +148,30 @@ _ZH_DAY_WORDS = {
 _ZH_WEEK_WORDS = {"上上": -2, "上": -1, "这": 0, "这个": 0, "本": 0, "下": 1, "下下": 2}
 _ZH_YEAR_WORDS = {"前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}
 # 以前的老板 is a former boss, not a time: vague words directly before 的 are adjectives.
-_ZH_VAGUE = r"(?:最近|近来|前阵子|前段时间|前些天|之前|以前|过去|将来|未来|不久前|刚才|小时候|那时候|当时|早些年|这几天|这些天)(?!的)"
+_ZH_VAGUE = r"(?:最近|近来|前阵子|前段时间|前些天|前几天|前两天|这两天|前不久|之前|以前|过去|将来|未来|不久前|刚才|小时候|那时候|当时|早些年|这几天|这些天)(?!的)"
 _DAYPART = r"(?:早上|上午|中午|下午|傍晚|晚上|凌晨|夜里)?"
 _ZH_CLOCK = rf"{_DAYPART}(?:{_ZH_NUM})点(?:半|(?:{_ZH_NUM})分?)?"
+# 这个月初, 三月底: a part of the month is still the month (the granularity a statement's time keeps)
+_ZH_PART_OF_MONTH = r"(?:初|底|末|中旬|上旬|下旬)"
 
 
 def _zh_rules():
     week_prefix = r"(上上|下下|上|这个|这|本|下)"
     unit_word = r"(天|日|周|个?星期|个?礼拜|个?月|年)"
+    year_part = r"(?:年?初|年?底|年?末|上半年|下半年)"
     return [
         # 2023年5月7日, 2023年5月, 2023-05-07 style handled by the shared numeric rule
         (rf"({_ZH_NUM})年({_ZH_NUM})月({_ZH_NUM})[日号]", _zh_ymd),
         (rf"({_ZH_NUM})年({_ZH_NUM})月(?:份)?", _zh_ym),
         (r"((?:19|20)[0-9]{2}|[一二][〇零一二三四五六七八九]{3})年(?:份)?", _zh_y),
-        (rf"(前年|去年|今年|明年|后年)(?:的)?(?:({_ZH_NUM})月(?:份)?(?:({_ZH_NUM})[日号])?|[春夏秋冬](?:天|季))?",
+        (rf"(前年|去年|今年|明年|后年)(?:的)?(?:({_ZH_NUM})月(?:份)?(?:({_ZH_NUM})[日号])?|[春夏秋冬](?:天|季)|{year_part})?",
          _zh_relative_year),
-        (rf"(上个月|上月|这个月|本月|下个月|下月)(?:({_ZH_NUM})[日号])?", _zh_relative_month),
+        (rf"(上个月|上月|这个月|本月|下个月|下月)(?:({_ZH_NUM})[日号]|{_ZH_PART_OF_MONTH})?", _zh_relative_month),
         (rf"({_ZH_NUM})月({_ZH_NUM})[日号]", _zh_md),
-        (rf"(?<![年\d])({_ZH_NUM})月份?(?![\d份日号])", _zh_m),
+        (rf"(?<![年\d])({_ZH_NUM})月份?(?:{_ZH_PART_OF_MONTH})?(?![\d份日号])", _zh_m),
         (rf"(?<![月\d])({_ZH_NUM})号(?![线码楼房位床窗桌机])", _zh_d),
-        (rf"({_ZH_NUM}|几)(?:个)?{unit_word}(前|以前|之前|后|以后|之后)", _zh_offset),
+        (rf"({_ZH_NUM}|几)(?:来|多)?(?:个多)?{unit_word}(前|以前|之前|后|以后|之后)", _zh_offset),
+        (r"半个(?:月)(前|以前|之前|后|以后|之后)", _zh_half_month),
         (r"半年(前|以前|之前|后|以后|之后)", _zh_half_year),
         (rf"{week_prefix}(?:个)?(?:周|星期|礼拜)([一二三四五六日天末])", _zh_week_day),
         (rf"(?<!每)(?:周|星期|礼拜)([一二三四五六日天])", _zh_bare_weekday),
@@ -250,6 +254,12 @@ def _zh_offset(match, ref, tense):
     unit = match[2].lstrip("个")
     return _offset(ref, sign * count, {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week",
                                         "月": "month", "年": "year"}[unit])
+
+
+def _zh_half_month(match, ref, tense):
+    if ref is None:
+        return None, "unspecified"
+    return _offset(ref, -2 if match[1] in ("前", "以前", "之前") else 2, "week")
 
 
 def _zh_half_year(match, ref, tense):
@@ -365,6 +375,10 @@ _EN_VAGUE = (
 )
 
 
+# "at the start of the month", "in early March": a part of a month is still the month
+_EN_PART_OF_MONTH = r"(?:(?:at|by|around|towards?) the (?:start|beginning|end|middle) of |(?:early|late|mid|earlier|later)[ -])"
+
+
 def _en_rules():
     return [
         (r"(\d{4})-(\d{1,2})-(\d{1,2})", _numeric_ymd),
@@ -378,10 +392,15 @@ def _en_rules():
         (rf"(?:(?<=\b[Ii]n )|(?<=\b[Ss]ince )|(?<=\b[Uu]ntil )|(?<=\b[Bb]y ))({_MONTH_RE})(?!\s+\d)", _en_month),
         (r"(?:(?<=\b[Ii]n )|(?<=\b[Ss]ince )|(?<=\b[Oo]f ))(\d{4})\b", _en_year),
         (rf"(last|this|next) ({_MONTH_NAME_RE})\b", _en_relative_month_name),
+        (rf"{_EN_PART_OF_MONTH}(last|this|the) year", _en_relative_year),
         (r"(last|this|next) (?:year|spring|summer|fall|autumn|winter)", _en_relative_year),
+        (rf"{_EN_PART_OF_MONTH}(the|this|last) month", _en_relative_month),
+        (rf"{_EN_PART_OF_MONTH}({_MONTH_RE})(?!\s+\d)", _en_month_part),
         (r"(last|this|next) month", _en_relative_month),
         (r"(last|this|next|the) (?:week ?end)", _en_weekend),
-        (r"(last|this|next) week", _en_relative_week),
+        (r"(?:earlier |later )?(last|this|next) week", _en_relative_week),
+        (r"the week before last|a fortnight ago|(?:the )?other week", _en_two_weeks_ago),
+        (r"this past (week ?end)", _en_last_weekend),
         (rf"(last|this|next|on|by|this past|this coming|until|till) ({_WEEKDAY_RE})(?!s)\b", _en_weekday),
         (rf"({_EN_NUM}) (days?|weeks?|months?|years?) (ago|later|from now|before|back)", _en_offset),
         (rf"in ({_EN_NUM}) (days?|weeks?|months?|years?)\b", _en_in_offset),
@@ -442,6 +461,27 @@ def _en_month(match, ref, tense):
     month = _month_number(match[1])
     since = match.string[: match.start()].lower().endswith("since ")
     year = ref.year - 1 if since and month > ref.month else ref.year
+    return f"{year:04d}-{month:02d}", "month"
+
+
+def _en_two_weeks_ago(match, ref, tense):
+    if ref is None or "other" in match[0].lower():
+        return None, "unspecified"
+    return _iso_week(ref - timedelta(weeks=2)), "week"
+
+
+def _en_last_weekend(match, ref, tense):
+    if ref is None:
+        return None, "unspecified"
+    return _iso_week(_weekday_in_week(ref, 5, 0 if ref.weekday() >= 5 else -1)), "week"
+
+
+def _en_month_part(match, ref, tense):
+    """The month named, in the year that puts it before the reference day when the sentence tells the past."""
+    if ref is None:
+        return None, "unspecified"
+    month = _month_number(match[1])
+    year = ref.year - 1 if tense == "past" and month > ref.month else ref.year
     return f"{year:04d}-{month:02d}", "month"
 
 

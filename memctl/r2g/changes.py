@@ -25,6 +25,11 @@ that cannot be the slot's (the checks of memctl/r2g/slots.py, `values`, `exclude
 organisation without a capital, a Chinese place the analyser does not know). One fact per slot and clause, and
 words one statement read (phrase to value) are no other's: "I gave up squash" is a sport, not also a hobby.
 Statements keep the clause's event facts (memctl/r2g/extract.py): "we moved to Denver" is an event as well.
+
+Anchored statements: a slot with `anchors` is also stated by a first-person clause that names one of its listed
+values (or matches its value pattern: a phone number) beside one of its cue words, whatever the verb ("my Korean
+vocabulary", "every evening on the Spanish app", "save 555-0177 as my number"), unless a phrase stated the slot
+in that clause, the clause names someone else (a person, "my classmate", he, your, 他) or holds a plan word.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ VALUE = "…"
 MAX_ZH_VALUE_CHARS = 12
 LANGUAGES = ("en", "zh")
 MARKER_KEYS = ("lead", "holders_self", "people", "between", "negation", "no_longer", "now", "not_a_change",
-               "not_in_clause", "value_ends")
+               "not_in_clause", "value_ends", "plan")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,13 @@ class Phrase:
 
 
 @dataclass(frozen=True, slots=True)
+class Anchor:
+    spec: SlotSpec
+    cues: tuple  # words (English: whole words, lower case; Chinese: substrings) one of which the clause holds
+    value: re.Pattern | None  # what a value looks like, when the slot lists no values
+
+
+@dataclass(frozen=True, slots=True)
 class Rules:
     phrases: dict  # language → tuple of Phrase, in the file's order
     values: dict  # (slot, language) → tuple of words
@@ -74,6 +86,7 @@ class Rules:
     markers: dict  # language → {marker name: tuple of words, longest first}
     by_word: dict  # language → {word: indexes of the phrases that need it}
     unindexed: dict  # language → indexes of the phrases whose needs are unknown
+    anchors: dict  # language → tuple of Anchor, in the file's order
 
 
 def find_statements(state) -> list[SlotFact]:
@@ -82,7 +95,8 @@ def find_statements(state) -> list[SlotFact]:
     found: list[SlotFact] = []
     for start, end in _clauses(state):
         if not any(fact.start < end and start < fact.end for fact in state.found):
-            found.extend(_clause_statements(state, rules, start, end))
+            stated = _clause_statements(state, rules, start, end)
+            found.extend(stated + _anchored_statements(state, rules, start, end, stated))
     return found
 
 
@@ -175,6 +189,73 @@ def _statement(state, rules: Rules, phrase: Phrase, match, start: int, end: int)
     if fact is not None:
         fact.statement = True
     return fact
+
+
+def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list) -> list[SlotFact]:
+    """A first-person clause that names a value of an anchored slot next to one of its cues ("my Spanish class
+    moved to Tuesdays", "每天在App上打卡练日语", "save 555-0199 as my number") states that value, whatever its
+    verb: one fact per slot, none in a clause a phrase read for that slot, none in a plan, wish or question."""
+    clause = state.text[start:end]
+    markers = rules.markers[state.lang]
+    if not _FIRST_PERSON[state.lang].search(clause) or _THIRD_PERSON[state.lang].search(clause) or _holds(
+            clause, markers["not_in_clause"] + markers["plan"], state.lang) or _names_someone(state, rules, start, end):
+        return []
+    found = []
+    taken = {fact.slot for fact in stated}
+    words = _words(clause, state.lang)
+    for anchor in rules.anchors[state.lang]:
+        if anchor.spec.name in taken or not any(
+                (cue in clause) if state.lang == "zh" else (cue in words or " " in cue and cue in clause.lower())
+                for cue in anchor.cues):
+            continue
+        span = _anchored_value(state, rules, anchor, start, end)
+        if span is None or any(fact.value_start < span[1] and span[0] < fact.value_end for fact in found + stated):
+            continue
+        negated = _holds(clause, markers["negation"], state.lang)
+        fresh = _NEW[state.lang].search(clause) is not None
+        kind, polarity = _kind_and_polarity(state, markers, Phrase(anchor.spec, "set", _NOTHING, None, False, None),
+                                            negated, fresh, start, end)
+        if kind is None:
+            continue
+        fact = slot_fact(state, speaker_holder(state, start, 0), anchor.spec, anchor.spec.label(state.lang), *span,
+                         start, end, polarity, kind=kind)
+        if fact is not None:
+            fact.statement = True
+            found.append(fact)
+    return found
+
+
+_NOTHING = re.compile("(?!)")
+_FIRST_PERSON = {"en": re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us)\b", re.IGNORECASE),
+                 "zh": re.compile("我")}
+# someone else's ("my sister's Spanish class", 他的车): the clause is not the speaker's alone
+_THIRD_PERSON = {"en": re.compile(r"\b(?:he|she|they|his|her|their|him|them|you|your)\b|'s\b", re.IGNORECASE),
+                 "zh": re.compile("[他她你]")}
+
+
+def _names_someone(state, rules: Rules, start: int, end: int) -> bool:
+    """The clause names a person ("my old classmate Luis drives a Honda Civic now") or a relative (my sister, 我姐)."""
+    if any(start <= mention.start < end and mention.entity_type == "Person" and not mention.pronoun
+           for mention in state.mentions):
+        return True
+    clause = state.text[start:end]
+    if state.lang == "zh":
+        owners = [index + (2 if clause.startswith("我的", index) else 1) for index, character in enumerate(clause)
+                  if character == "我"]
+        return any(_person_noun(clause[owner: owner + width], rules.markers["zh"], "zh")
+                   for owner in owners for width in range(1, 5) if owner + width <= len(clause))
+    words = [word.lower() for word in _EN_TOKEN.findall(clause)]
+    return any(word in ("my", "our") and any(_person_noun(noun, rules.markers["en"], "en") for noun in (
+        " ".join(words[index + 1: index + 3]), *words[index + 1: index + 4])) for index, word in enumerate(words))
+
+
+def _anchored_value(state, rules: Rules, anchor: Anchor, start: int, end: int) -> tuple[int, int] | None:
+    if anchor.value is not None:
+        match = anchor.value.search(state.text, start, end)
+        return None if match is None else (match.start(), match.end())
+    if (anchor.spec.name, state.lang) not in rules.values:
+        return None
+    return _listed_span(state, rules, anchor.spec, start, end)
 
 
 def _negated_within(state, markers, start: int, end: int) -> bool:
@@ -534,6 +615,9 @@ def change_rules() -> Rules:
             for lang, words in (entry.get(key) or {}).items():
                 table[(name, lang)] = tuple(word if lang == "zh" else word.lower()
                                             for word in _word_list(words, f"statements.{name}.{key}.{lang}"))
+    anchors = {lang: tuple(_anchor(lexicon.slots[name], entry["anchors"], lang, f"statements.{name}.anchors")
+                           for name, entry in data["statements"].items() if entry.get("anchors", {}).get(lang))
+               for lang in LANGUAGES}
     by_word: dict = {lang: {} for lang in LANGUAGES}
     unindexed: dict = {lang: [] for lang in LANGUAGES}
     for lang, found in phrases.items():
@@ -546,7 +630,18 @@ def change_rules() -> Rules:
                                        rf"(?![\w-])", re.IGNORECASE)
                       for (name, lang), words in values.items() if lang == "en"}
     return Rules({lang: tuple(found) for lang, found in phrases.items()}, values, values_pattern, excluded, markers,
-                 by_word, unindexed)
+                 by_word, unindexed, anchors)
+
+
+def _anchor(spec: SlotSpec, entry, lang: str, where: str) -> Anchor:
+    if not isinstance(entry, dict):
+        _refuse(where, "{en: [cue words], zh: [cue words], value: a regular expression (optional)}")
+    cues = tuple(cue if lang == "zh" else cue.lower() for cue in _word_list(entry[lang], f"{where}.{lang}"))
+    pattern = entry.get("value")
+    try:
+        return Anchor(spec, cues, re.compile(pattern) if pattern else None)
+    except (re.error, TypeError) as error:
+        _refuse(f"{where}.value", f"a regular expression ({error})")
 
 
 def _kind_order(kind) -> int:

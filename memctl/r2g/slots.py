@@ -99,12 +99,17 @@ class _Sentence:
     found: list = field(default_factory=list)
 
 
+_ZH_PLACE_ENDS = ("市", "省", "区", "县", "镇", "村", "州", "国", "家里", "家", "本地", "外地", "老家", "那边", "这边")
+# "Guess who doesn't live in Toronto anymore?": a question that tells, not asks
+_RHETORICAL = re.compile(r"\W*(?:guess (?:who|what)|猜猜(?:看)?谁)", re.IGNORECASE)
+
+
 def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Mention],
                times: list[TimeExpr]) -> list[SlotFact]:
     """The slot facts of one sentence: its frames', then the statements of memctl/r2g/changes.py in the clauses
     no frame read ("we moved to Denver"). `mentions` are the language analyser's named entities (a holder or
     value spanning exactly one keeps its type), `times` the sentence's time expressions."""
-    if sentence.rstrip().endswith(("?", "？")):
+    if sentence.rstrip().endswith(("?", "？")) and not _RHETORICAL.match(sentence):
         return []
     state = _Sentence(sentence, lang, speaker or DEFAULT_HOLDER.get(lang, "user"), mentions, times)
     if lang == "zh":
@@ -331,8 +336,13 @@ def _chinese_frame(state, frame, match, start, end, topic) -> SlotFact | None:
         holder = _person_subject(state, match, base) if match["x"] or match["mine"] else None
         if holder is None:
             return None
-        place = mention_at(state, base + match.start("z"), base + match.end("z"))
-        surface = "单位" if place is not None and place.entity_type == "Organization" else "工作地"  # 在腾讯工作
+        # 在杭州工作, 在山东青岛上班 name a place of work; 在腾讯工作, 在星辰软件工作 (a name the analyser does not
+        # know) an employer
+        value_start, value_end = base + match.start("z"), base + match.end("z")
+        at_place = match["z"].endswith(_ZH_PLACE_ENDS) or any(
+            mention.entity_type == "Location" and value_start <= mention.start and mention.end <= value_end
+            for mention in state.mentions)
+        surface = "工作地" if at_place else "单位"
         return _slot(state, holder, surface, match, base, start, end, STATED)
     if frame == "plan":  # 我将要参加翻译行业交流峰会
         return _slot(state, speaker_holder(state, base + match.start()), "计划", match, base, start, end, STATED)

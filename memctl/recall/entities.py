@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 
 _LATIN_WORD = re.compile(r"[A-Za-z0-9][\w\-.']*")
+_POSSESSIVE = re.compile(r"'s$", re.IGNORECASE)
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 MAX_WORDS = 3
 MAX_CJK = 6
 
 
 def ngrams(text: str) -> list:
-    words = [match.group().strip(".'-") for match in _LATIN_WORD.finditer(text)]
+    # "Julia's diet" names Julia
+    words = [_POSSESSIVE.sub("", match.group()).strip(".'-") for match in _LATIN_WORD.finditer(text)]
     found = []
     for size in range(1, MAX_WORDS + 1):
         for start in range(len(words) - size + 1):

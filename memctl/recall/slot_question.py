@@ -56,8 +56,10 @@ _EN_PREVIOUS = re.compile(r"\bbefore\b|\bpreviously\b|\bformerly\b|\bused? to\b|
 _ZH_PREVIOUS = re.compile(r"以前|之前|原来|原先|先前|过去|曾经|此前|从前")
 _EN_ENDING = re.compile(r"\b(?:quit|quits|leave|leaves|left|stop|stops|stopped|gave up|give up|given up|broke up|"
                         r"break up|split up|sold|sell|ended|end|resign|resigned|retire|retired|moved out|"
-                        r"moved away|lost|divorced|dropped out)\b", re.IGNORECASE)
-_ZH_ENDING = re.compile(r"辞职|离职|离开|不再|分手|离婚|卖掉|卖了|戒|退出|放弃|不养|搬离|搬出|不干|退学|不学|不练|不打")
+                        r"moved away|lost|lose|loses|divorced|dropped out|drop|drops|dropped|ditch|ditched|part with|"
+                        r"parted with|rehome|rehomed|lose interest|lost interest)\b", re.IGNORECASE)
+_ZH_ENDING = re.compile(r"辞职|离职|离开|不再|分手|离婚|卖掉|卖了|戒|退出|放弃|不养|搬离|搬出|不干|退学|不学|不练|不打|失去|"
+                        r"丢了|送走|送人|退掉")
 _EN_OTHER_ASK = re.compile(r"^\W*(?:why|how)\b", re.IGNORECASE)
 _ZH_OTHER_ASK = re.compile(r"为什么|为何")
 # Words a slot question holds besides its subject, slot and time: its temporal cues and light verbs.

@@ -156,3 +156,36 @@ def test_time_intervals():
     assert time_interval("2022", "year") == (date(2022, 1, 1), date(2022, 12, 31))
     with pytest.raises(ValueError):
         time_interval("x", "unspecified")
+
+
+@pytest.mark.parametrize("sentence, expression, value, granularity", [
+    # a part of a month, a year or a week is still that month, year or week (the statement's time, its holder's
+    # reading: "我这个月初搬到苏州了" has no word between 我 and 搬 once 这个月初 is a time)
+    ("我这个月初搬家了", "这个月初", "2023-05", "month"),
+    ("三月底我换了工作", "三月底", "2023-03", "month"),
+    ("我今年初开始学日语", "今年初", "2023", "year"),
+    ("去年底他搬走了", "去年底", "2022", "year"),
+    ("一个多月前我辞职了", "一个多月前", "2023-04", "month"),
+    ("十来天前我入职了", "十来天前", "2023-04-30", "day"),
+    ("半个月前我搬家了", "半个月前", "2023-W17", "week"),
+    ("In early March I moved", "early March", "2023-03", "month"),
+    ("We moved at the start of the month", "at the start of the month", "2023-05", "month"),
+    ("I quit at the end of last year", "at the end of last year", "2022", "year"),
+    ("She left earlier this month", "earlier this month", "2023-05", "month"),
+    ("I moved a fortnight ago", "a fortnight ago", "2023-W17", "week"),
+    ("We moved this past weekend", "this past weekend", "2023-W18", "week"),
+    ("I started the week before last", "the week before last", "2023-W17", "week"),
+])
+def test_parts_of_periods_and_approximate_offsets(sentence, expression, value, granularity):
+    found = find_times(sentence, REF, "zh" if sentence[0] > "~" else "en")
+    assert [(time.expression, time.value, time.granularity) for time in found] == [(expression, value, granularity)]
+
+
+@pytest.mark.parametrize("sentence", ["前几天我搬家了", "the other week I moved"])
+def test_vague_recent_times_are_times_without_a_value(sentence):
+    found = find_times(sentence, REF, "zh" if sentence[0] > "~" else "en")
+    assert [(time.value, time.granularity) for time in found] == [(None, "unspecified")]
+
+
+def test_the_year_alone_is_no_time():
+    assert find_times("the year was hard", REF, "en") == []
