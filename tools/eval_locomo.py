@@ -331,8 +331,8 @@ def _counts(terms) -> dict:
     return out
 
 
-def baselines(samples: list, language: str) -> dict:
-    """{name: {qid: [[dia_id]] ranked}}."""
+def baselines(samples: list, language: str, peers: bool = True) -> dict:
+    """{name: {qid: [[dia_id]] ranked}}; without `peers`, only the engine tokenizer's BM25 (no bench extra)."""
     from engine.text.tokenizer import Tokenizer
 
     tokenizer = Tokenizer(cjk="jieba")
@@ -341,7 +341,8 @@ def baselines(samples: list, language: str) -> dict:
         return tokenizer.index_tokens(text)[0]
 
     out = {"BM25 (engine tokenizer)": {}}
-    if language == "en":
+    peers = peers and language == "en"
+    if peers:
         out["bm25s + Snowball"] = {}
     for sample in samples:
         turns = turns_of(sample)
@@ -353,7 +354,7 @@ def baselines(samples: list, language: str) -> dict:
             plain = PlainBM25([t["text"] for t in turns], tokenize, 1.2, 0.75, 1.0)
         for question in questions:
             out["BM25 (engine tokenizer)"][question["id"]] = [[turns[i]["dia_id"]] for i in plain.rank(question["q"])]
-        if language == "en":
+        if peers:
             ranked = _bm25s(turns, questions)
             out["bm25s + Snowball"].update(ranked)
     return out

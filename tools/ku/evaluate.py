@@ -97,7 +97,7 @@ def bm25_answers(samples: list) -> dict:
     for language in LANGUAGES:
         chosen = [sample for sample in samples if sample["lang"] == language]
         if chosen:
-            answers.update(baselines(chosen, language)[BM25])
+            answers.update(baselines(chosen, language, peers=False)[BM25])
     return answers
 
 
