@@ -40,7 +40,7 @@ import time
 from collections import Counter
 
 from engine.store import paused_gc
-from memctl.r2g.analysis_pool import turn_analyses
+from memctl.r2g.analysis_pool import MEMO_ENTRIES, turn_analyses
 from memctl.r2g.draft import GraphDraft, RecentNodes
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
 from memctl.r2g.events import EVENT_TABLE, EventIndex
@@ -60,7 +60,6 @@ MERGED_INDEXED = frozenset(INDEXED_TYPES) - {"Episode"}
 CLEAR_EDGES_PER_BATCH = 5000
 CLEAR_NODES_PER_BATCH = 1000
 CHAINS_PER_BATCH = 1000
-EXTRACTIONS_REMEMBERED = 8192
 NODE_RECORDS_REMEMBERED = 8192
 NODE_IDS_REMEMBERED = 65536
 # A run flushes a records segment every batch or so; merged 8 at a time (engine.records.tiers) a 32 MiB
@@ -89,9 +88,7 @@ class Builder:
         self.jobs = jobs
         self.events = EventIndex(store, self.settings.same_event_days, empty=self.graph.node_ids_allocated() == 0)
         self.totals = {"nodes": Counter(), "edges": Counter(), "documents": 0, "batches": 0, "turns": 0}
-        # extract's memo of sentences without times: 8,192 recent ones keep 87% of the repeats a whole-run memo
-        # finds on a 4 MiB generated transcript (LoCoMo dev: all), at a twelfth of its memory.
-        self.extractions = Recent(EXTRACTIONS_REMEMBERED)
+        self.extractions = Recent(MEMO_ENTRIES)  # extract's memo, when the turns are analysed here
         self.rewritten = None
         self.created: list | None = None  # [key, type] of the nodes created, when the run lists them
         self.recent_nodes = RecentNodes(NODE_RECORDS_REMEMBERED, NODE_IDS_REMEMBERED)
