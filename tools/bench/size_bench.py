@@ -44,6 +44,35 @@ def turn_text_bytes(tenant: str) -> tuple[int, int]:
     return len(lengths), sum(lengths)
 
 
+def records_by_table(tenant: str) -> dict:
+    """{table: [rows, key and value bytes, zstd bytes]} of the store's live records, each table compressed alone
+    as a compaction writes it (its level and block size): what each table costs in the records segment."""
+    import zstandard
+
+    from engine.format import RECORDS_COMPACTION_BLOCK_BYTES, SEGMENT_COMPACTION_LEVEL
+    from engine.records.blocks import encode_block
+    from engine.store import Store
+
+    rows: dict = {}
+    with Store.open(tenant, writable=False) as store:
+        for segment in store.records:
+            for composite, _rank, packed in segment.raw_rows(0):
+                rows.setdefault(composite[: composite.index(b"\0")].decode("utf-8"), []).append((composite, packed))
+    compressor = zstandard.ZstdCompressor(level=SEGMENT_COMPACTION_LEVEL)
+    found = {}
+    for table_name, table_rows in rows.items():
+        sizes = [len(composite) + len(packed or b"") for composite, packed in table_rows]
+        compressed, start, filled = 0, 0, 0
+        for end, size in enumerate(sizes, start=1):
+            filled += size
+            if filled >= RECORDS_COMPACTION_BLOCK_BYTES or end == len(sizes):
+                composites, values = zip(*table_rows[start:end])
+                compressed += len(compressor.compress(encode_block(list(composites), list(values))))
+                start, filled = end, 0
+        found[table_name] = [len(table_rows), sum(sizes), compressed]
+    return found
+
+
 def part_of(relative: str) -> str:
     if relative.startswith("raw" + os.sep):
         return "raw blobs"
@@ -73,6 +102,7 @@ def measure(name: str, inputs: list, fmt: str, recalls: int) -> dict:
         latencies = [run([MEMCTL, "--home", home, "recall", QUERIES[fmt], "--json"])[1] for _ in range(recalls)]
         turns, text_bytes = turn_text_bytes(tenant)
         return {"name": name, "turns": turns, "text_bytes": text_bytes, "bytes": store_bytes(tenant),
+                "tables": records_by_table(tenant),
                 "r2g_cpu": r2g[0], "r2g_wall": r2g[1], "r2g_rss_mib": r2g[2] / 1024, "compact_cpu": compact[0],
                 "recall_ms": 1000 * statistics.median(latencies)}
     finally:
@@ -96,7 +126,21 @@ def report(measured: list, recalls: int) -> str:
              f"wall time of {recalls} `memctl recall QUERY --json` processes (interpreter start included).",
              "- Generated inputs: tools/bench/ingest_bench.py's transcripts (Markov chains over the dev texts, mixed "
              "Chinese and English), seed 7 as r2g_bench uses."]
-    return "\n".join([table(headers, rows), "", *notes])
+    return "\n".join([table(headers, rows), "", *notes, "", tables_report(measured)])
+
+
+def tables_report(measured: list, shown: int = 8) -> str:
+    """Per input, the records tables that cost most (zstd bytes, each table compressed alone), the rest summed."""
+    rows = []
+    for entry in measured:
+        ranked = sorted(entry["tables"].items(), key=lambda item: -item[1][2])
+        rest = [sum(column) for column in zip(*(counts for _, counts in ranked[shown:]))] or [0, 0, 0]
+        for table_name, (count, raw, compressed) in [*ranked[:shown], (f"{len(ranked) - shown} more", rest)]:
+            rows.append([entry["name"], table_name, f"{count:,}", f"{count / entry['turns']:.2f}", f"{raw:,}",
+                         f"{compressed:,}", f"{compressed / entry['turns']:.0f}"])
+    headers = ["input", "records table", "rows", "rows/turn", "key+value bytes", "zstd bytes", "zstd bytes/turn"]
+    return "\n".join(["Records by table (live rows; each table compressed alone as a compaction writes it):", "",
+                      table(headers, rows)])
 
 
 def conversation(path: str, sample_id: str, directory: str) -> str:
