@@ -80,10 +80,17 @@ RECORDS_LAYOUT_BLOCKS = 2
 # Measured on the records of LoCoMo dev after R2G: 16 / 32 / 64 KiB blocks compress to 24% / 22% / 21% of
 # the rows' bytes at level 3, and a point read decompresses one block (about 30 µs at 32 KiB).
 RECORDS_BLOCK_BYTES = 32 << 10
-# A compaction's blocks, read more than they are written: at level 9, 32 / 64 / 128 KiB blocks of the same
-# records take 4.91 / 4.55 / 4.26 MB (128 KiB: 13% less, and less time to compress), a block about 0.1 ms
-# to decompress (tools/bench/size_bench.py measures cold recall).
-RECORDS_COMPACTION_BLOCK_BYTES = 128 << 10
+# A compaction's blocks, read more than they are written. At level 9, 32 / 64 / 128 KiB blocks of LoCoMo dev's
+# records take 4.91 / 4.55 / 4.26 MB; MemDaily dev's (issue 17: its near-duplicate turns repeat their words and
+# node keys far apart in key order) take 4.13 / 3.48 / 3.22 / 3.00 MB in 128 KiB / 512 KiB / 1 MiB / 2 MiB
+# blocks, a block 0.3 / 0.9 / 2.0 / 3.6 ms to decompress and check. Large blocks pay where reads are few, or
+# sorted (get_many) or sequential (merges); the tables read row by row across their keys keep small ones.
+RECORDS_COMPACTION_BLOCK_BYTES = 2 << 20
+# A compaction's blocks of the tables read row by row all over their key range (RECORDS_POINT_READ_TABLES):
+# a cold recall on the 6 MiB generated store reads 227 blocks of graph.node (its candidates' records), an r2g
+# of one more conversation 414; with them in 2 MiB blocks that r2g took 1.6x the CPU, and 1 MiB blocks made a
+# recall decompress 3.5x the bytes (104 MB). Every other table in 2 MiB blocks: recall and r2g as before.
+RECORDS_POINT_READ_BLOCK_BYTES = 128 << 10
 # A block frame declaring more decompressed bytes than this is corruption (one record is at most a WAL batch).
 RECORDS_MAX_BLOCK_BYTES = 2 << 30
 # Decompressed blocks a store keeps for later reads (a point read of a cached block decompresses nothing).
@@ -182,6 +189,8 @@ GRAPH_EDGE_COUNTER = "graph.edge_id"  # dense internal edge ids, never reused
 GRAPH_NODE_TYPE_COUNTER = "graph.node_type"
 GRAPH_EDGE_TYPE_COUNTER = "graph.edge_type"
 GRAPH_MAX_TYPES = 1 << 16  # type ids are stored as uint16
+# The records tables a compaction cuts into RECORDS_POINT_READ_BLOCK_BYTES blocks (section 4 of MANIFEST.spec).
+RECORDS_POINT_READ_TABLES = (GRAPH_NODE_TABLE,)
 
 # --- text index: external keys (engine/text/keys.py; appended by the search helper, issue 4) ------------
 TEXT_KEYS_PER_BLOCK = 16  # document keys per front-coded block of a text.postings segment

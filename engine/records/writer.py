@@ -11,6 +11,8 @@ from engine.format import (
     RECORDS_BLOCK_BYTES,
     RECORDS_COMPACTION_BLOCK_BYTES,
     RECORDS_LAYOUT_BLOCKS,
+    RECORDS_POINT_READ_BLOCK_BYTES,
+    RECORDS_POINT_READ_TABLES,
     SEGMENT_COMPACTION_LEVEL,
     SEGMENT_FLUSH_LEVEL,
 )
@@ -23,11 +25,14 @@ class BlockWriter:
     """Rows added in key order become blocks of about `block_bytes`, each compressed and streamed into the
     segment's `blocks` column; `finish` writes the block index, the keys' filter (`filtered`) and the meta."""
 
-    def __init__(self, writer, level: int, filtered: bool, block_bytes: int | None = None):
+    def __init__(self, writer, level: int, filtered: bool, block_bytes=None):
+        """block_bytes: a function of a table name giving its blocks' mark (None: RECORDS_BLOCK_BYTES for all);
+        a block closes where the mark changes, so that each holds the rows of one mark."""
         self._writer = writer
         self._stream = writer.byte_stream("blocks")
         self._compressor = zstandard.ZstdCompressor(level=level)
-        self._block_bytes = RECORDS_BLOCK_BYTES if block_bytes is None else block_bytes
+        self._block_bytes_of = block_bytes or (lambda _table: RECORDS_BLOCK_BYTES)
+        self._block_bytes = RECORDS_BLOCK_BYTES
         self._hashes: list | None = [] if filtered else None
         self._unhashed: list = []  # keys add() took, hashed a block at a time
         self._composites: list = []
@@ -43,6 +48,7 @@ class BlockWriter:
         """One row (packed None: a tombstone), its key above every key added before."""
         prefix = composite[: composite.index(b"\0")]
         if prefix != self._table_prefix:
+            self._start_table(prefix.decode("utf-8"))
             self._table_prefix = prefix
             self._table_bounds = self.tables[prefix.decode("utf-8")] = [self.count, self.count]
         self._composites.append(composite)
@@ -58,6 +64,7 @@ class BlockWriter:
     def add_table(self, table: str, composites: list, values: list) -> None:
         """The rows of one table not seen before, in key order: add() for them all, cut by whole-array sums."""
         self._table_prefix = None
+        self._start_table(table)
         self.tables[table] = [self.count, self.count + len(composites)]
         if self._hashes is not None:
             self._hashes.append(key_hashes(composites))
@@ -75,6 +82,12 @@ class BlockWriter:
             consumed, start = int(ends[end - 1]), end
             if self._open_bytes >= self._block_bytes:
                 self._cut()
+
+    def _start_table(self, table: str) -> None:
+        block_bytes = self._block_bytes_of(table)
+        if block_bytes != self._block_bytes:
+            self._cut()
+            self._block_bytes = block_bytes
 
     def _cut(self) -> None:
         if not self._composites:
@@ -140,8 +153,7 @@ def merge_records(writer, segments: list, tables: dict | None = None, packed: di
     if newest_only:
         blocks = BlockWriter(writer, SEGMENT_FLUSH_LEVEL, filtered=True)
     else:
-        blocks = BlockWriter(writer, SEGMENT_COMPACTION_LEVEL, filtered=False,
-                             block_bytes=RECORDS_COMPACTION_BLOCK_BYTES)
+        blocks = BlockWriter(writer, SEGMENT_COMPACTION_LEVEL, filtered=False, block_bytes=compaction_block_bytes)
     sources = [segment.raw_rows(rank) for rank, segment in enumerate(reversed(segments), start=1)]
     if tables:
         sources.append(_memtable_rows(tables, packed or {}))
@@ -149,6 +161,11 @@ def merge_records(writer, segments: list, tables: dict | None = None, packed: di
         if packed_value is not None or newest_only:
             blocks.add(composite, packed_value)
     return blocks.finish()
+
+
+def compaction_block_bytes(table: str) -> int:
+    """The mark of a compaction's blocks of `table` (engine/format.py says why two)."""
+    return RECORDS_POINT_READ_BLOCK_BYTES if table in RECORDS_POINT_READ_TABLES else RECORDS_COMPACTION_BLOCK_BYTES
 
 
 def _memtable_rows(tables: dict, packed: dict):

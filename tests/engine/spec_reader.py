@@ -237,7 +237,7 @@ class RecordsSegment:
         assert len(offsets) == len(first_rows) == len(key_offsets) == meta["blocks"] + 1
         assert (offsets[0], offsets[-1], first_rows[0], first_rows[-1]) == (0, len(frames), 0, meta["count"])
         rows = []
-        self.block_bytes = []  # per block: its rows' key and value bytes, and those of its last row
+        self.block_bytes = []  # per block: its rows' key and value bytes, those of its last row, its row count
         for block in range(meta["blocks"]):
             frame = frames[offsets[block]: offsets[block + 1]]
             content = zstandard.ZstdDecompressor().decompress(frame)
@@ -259,7 +259,7 @@ class RecordsSegment:
                 rows.append((keys[row], None if flags[row] & 1 else value))
             assert position == len(content)
             assert rows[-count][0] == first_keys[key_offsets[block]: key_offsets[block + 1]]
-            self.block_bytes.append((sum(lengths), lengths[count - 1] + lengths[-1]))
+            self.block_bytes.append((sum(lengths), lengths[count - 1] + lengths[-1], count))
         return rows
 
     def values(self, table: str) -> dict:

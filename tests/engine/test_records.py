@@ -429,3 +429,26 @@ def test_a_filter_that_rules_out_a_key_the_segment_holds_is_found_by_check(tmp_p
     assert get(damaged, "t.x", "a") == (False, None)  # what a wrong filter hides (checksums are all valid)
     with pytest.raises(CorruptionError, match="filter rules out"):
         damaged.check()
+
+
+def test_a_compaction_keeps_the_point_read_tables_in_small_blocks_and_the_rest_in_large_ones(tmp_path, monkeypatch):
+    """graph.node's rows (read one by one across the key range) go into blocks of the small mark, the other
+    tables' into blocks of the large one, and no block holds rows of both marks."""
+    tables = {table: {f"k{number:04d}": "v" * 50 for number in range(200)} for table in ("a.x", "graph.node", "z.x")}
+    monkeypatch.setattr(writer_module, "RECORDS_COMPACTION_BLOCK_BYTES", 4000)
+    monkeypatch.setattr(writer_module, "RECORDS_POINT_READ_BLOCK_BYTES", 500)
+    flushed = build(tmp_path, tables, name="000003.records.seg")
+    writer = SegmentWriter(str(tmp_path / "000004.records.seg"), KIND_RECORDS)
+    merge_records(writer, [flushed])
+    writer.finish()
+    merged = open_segment(Segment.open(str(tmp_path / "000004.records.seg")))
+    blocks: dict = {}  # table -> [rows' key and value bytes of each of its blocks]
+    for number in range(merged.block_count):
+        block = merged.block(number)
+        block_tables = {block.key(row).split(b"\0")[0].decode() for row in range(block.rows)}
+        assert len(block_tables) == 1, f"block {number} mixes {block_tables}"
+        blocks.setdefault(block_tables.pop(), []).append(block.size - 9 * block.rows)
+    row_bytes = len(composite_key("a.x", "k0000")) + len(pack("v" * 50))
+    assert all(size < 500 + row_bytes + 7 for size in blocks["graph.node"]) and len(blocks["graph.node"]) > 10
+    assert all(4000 <= size < 4000 + row_bytes for size in blocks["a.x"][:-1] + blocks["z.x"][:-1])
+    assert dict(merged.iterate("graph.node")) == tables["graph.node"]

@@ -102,26 +102,43 @@ def test_the_manifest_records_the_live_wal_its_writers_left(samples_store):
 
 def test_every_records_segment_is_cut_into_blocks_as_the_spec_says(samples_store, tmp_path):
     """Layout 2 (decoded by spec_reader from section 4 alone): a block ends with the row that takes its keys and
-    values to the mark or more, never earlier, never later; only the last block may stay below. The mark is
-    RECORDS_BLOCK_BYTES in a flush's segment (which has a filter), RECORDS_COMPACTION_BLOCK_BYTES in a
-    compaction's (which has none)."""
-    marks = {True: int(spec_sentence(r"RECORDS_BLOCK_BYTES \((\d+) KiB\)")[1]) * 1024,
-             False: int(spec_sentence(r"RECORDS_COMPACTION_BLOCK_BYTES\s+\((\d+) KiB\)")[1]) * 1024}
+    values to the mark or more, never later, and earlier only before a row of another mark or at the end. The
+    mark is RECORDS_BLOCK_BYTES in a flush's segment (which has a filter); in a compaction's (which has none),
+    RECORDS_POINT_READ_BLOCK_BYTES in graph.node's rows and RECORDS_COMPACTION_BLOCK_BYTES in the rest."""
+    flush_mark = int(spec_sentence(r"RECORDS_BLOCK_BYTES \((\d+) KiB\)")[1]) * 1024
+    point_read = spec_sentence(r"RECORDS_POINT_READ_BLOCK_BYTES \((\d+) KiB\) .*? \(RECORDS_POINT_READ_TABLES: "
+                               r"([a-z.]+)\) and RECORDS_COMPACTION_BLOCK_BYTES \((\d+) KiB\)")
+    point_read_table = point_read[2]
+
+    def mark_of(has_filter: bool, table: str) -> int:
+        if has_filter:
+            return flush_mark
+        return int(point_read[1 if table == point_read_table else 3]) * 1024
+
     compacted = str(tmp_path / "compacted")
     shutil.copytree(samples_store, compacted)
     with Store.open(compacted) as store:
         store.compact()
     paths = segment_paths(samples_store, "records") + segment_paths(compacted, "records")
-    kinds = set()
+    kinds, marks_seen = set(), set()
     for path in paths:
         records = RecordsSegment(path)  # a flush's filter is checked bit for bit as the spec builds it
         assert records.layout == 2 and len(records.block_bytes) > 1
         kinds.add(records.has_filter)
-        mark = marks[records.has_filter]
-        for total, last_row in records.block_bytes[:-1]:
-            assert total - last_row < mark <= total
-        assert records.block_bytes[-1][0] - records.block_bytes[-1][1] < mark
+        tables = [table for table, _key, _value in records.rows]
+        start = 0
+        for block, (total, last_row, count) in enumerate(records.block_bytes):
+            marks = {mark_of(records.has_filter, table) for table in tables[start: start + count]}
+            assert len(marks) == 1, f"{path}: block {block} holds rows of the marks {marks}"
+            mark = marks.pop()
+            marks_seen.add((records.has_filter, mark))
+            assert total - last_row < mark
+            start += count
+            ends_early = start == len(tables) or mark_of(records.has_filter, tables[start]) != mark
+            assert mark <= total or ends_early
     assert kinds == {True, False}
+    assert {mark for has_filter, mark in marks_seen if not has_filter} == {int(point_read[1]) * 1024,
+                                                                         int(point_read[3]) * 1024}
 
 
 def test_the_block_example_of_the_spec():

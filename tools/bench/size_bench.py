@@ -49,8 +49,9 @@ def records_by_table(tenant: str) -> dict:
     as a compaction writes it (its level and block size): what each table costs in the records segment."""
     import zstandard
 
-    from engine.format import RECORDS_COMPACTION_BLOCK_BYTES, SEGMENT_COMPACTION_LEVEL
+    from engine.format import SEGMENT_COMPACTION_LEVEL
     from engine.records.blocks import encode_block
+    from engine.records.writer import compaction_block_bytes
     from engine.store import Store
 
     rows: dict = {}
@@ -62,10 +63,10 @@ def records_by_table(tenant: str) -> dict:
     found = {}
     for table_name, table_rows in rows.items():
         sizes = [len(composite) + len(packed or b"") for composite, packed in table_rows]
-        compressed, start, filled = 0, 0, 0
+        compressed, start, filled, mark = 0, 0, 0, compaction_block_bytes(table_name)
         for end, size in enumerate(sizes, start=1):
             filled += size
-            if filled >= RECORDS_COMPACTION_BLOCK_BYTES or end == len(sizes):
+            if filled >= mark or end == len(sizes):
                 composites, values = zip(*table_rows[start:end])
                 compressed += len(compressor.compress(encode_block(list(composites), list(values))))
                 start, filled = end, 0
