@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from engine.errors import InputError
 from engine.format import RAW_BLOB_MAX_BYTES
 from memctl.ingest.chunker import MAX_TOKENS, MIN_TOKENS, Chunk, chunk_all
-from memctl.ingest.decode import DEFAULT_SIZE_LIMIT, check_errors_mode, decode
-from memctl.ingest.detect import normalize_format, parse_document
+from memctl.ingest.decode import DEFAULT_SIZE_LIMIT, check_errors_mode, checked, normalized_bytes
+from memctl.ingest.detect import normalize_format, parse_bytes
 from memctl.ingest.model import Source
 from memctl.ingest.sources import read_file
 
@@ -94,13 +94,14 @@ def prepare(sources, format: str | None = None, errors: str = "strict", size_lim
 def _parse_next(sources: list, conversations: list, format: str | None, errors: str, size_limit: int,
                 max_tokens: int) -> int:
     """Parse the last of `sources` (taken off the list) into `conversations`; returns its size in bytes. Unless
-    the caller holds the source, its bytes are freed once decoded and its text once parsed, before the chunks are
-    rendered (a 50 MB line would otherwise be held twice more)."""
+    the caller holds the source, its bytes are freed once parsed, before the chunks are rendered; plain text is
+    parsed from them a paragraph or window at a time (a 50 MB line decoded whole is a str of up to 200 MB)."""
     source = sources.pop()
-    name, size = source.name, len(source.data)
-    text = decode(source.data, name, errors, size_limit)
+    name, data = source.name, source.data
     del source
-    conversations += parse_document(text, name, format, errors, max_tokens)[1]
+    size = len(data)
+    data = normalized_bytes(checked(data, name, errors, size_limit))
+    conversations += parse_bytes(data, name, format, errors, max_tokens)[1]
     return size
 
 
