@@ -53,6 +53,8 @@ ALLOWED = {
     "engine.format": {"RAW_BLOB_MAX_BYTES", "RAW_ID_PREFIX", "RAW_ID_HEX_DIGITS"},
     # A named failpoint inside memctl's chain write (memctl/facts/maintain.py), which tools/crash sweeps.
     "engine.fs": {"failpoint"},
+    # Process memory, no data: a large ingest gives its free heap back between its phases (memctl/ingest/pipeline.py).
+    "engine.heap": {"release_free_memory"},
 }
 
 

@@ -28,11 +28,14 @@ import numpy as np
 from engine.arrays import members, sorted_unique
 from engine.errors import CorruptionError
 from engine.format import RAW_KIND, RAW_PASSAGES_SEGMENT_KIND, RAW_TURNS_TABLE
+from engine.heap import release_free_memory
 from engine.records import TOMBSTONE
 
 SEGMENT_LABEL = RAW_PASSAGES_SEGMENT_KIND.split(".", 1)[1]
 CHUNK_COLUMNS = ("chunk_ids", "chunk_first_docnos", "chunk_passages")
-SEGMENT_TEXT_BYTES = 8 << 20  # chunk bytes per segment a flush or rebuild writes: what one build holds at once
+# Chunk bytes per segment a flush or rebuild writes: what one build holds at once. A build's temporaries are
+# about 25 times its chunk bytes (engine.text.build), so 8 MiB made a flush peak 200 MB above the ingest's size.
+SEGMENT_TEXT_BYTES = 2 << 20
 
 
 class PassageKind:
@@ -235,6 +238,8 @@ def _write_built(new_segment, store, chunks: list, first_docno: int, retired) ->
     for built in build_passages(store, chunks, first_docno, analyzer, SEGMENT_TEXT_BYTES):
         _write_segment(new_segment, built, () if written else retired, analyzer.signature())
         written = True
+        del built
+        release_free_memory()  # a build's arrays, before the next one's
     if not written and len(retired):
         _write(new_segment(SEGMENT_LABEL), *_guarded(build_sources, Sources([], [], [], [], [], [], []), retired,
                                                     analyzer.signature()))

@@ -45,12 +45,21 @@ def span_tokens(text: str, start: int, end: int) -> int:
     block is counted once)."""
     if end - start <= BLOCK_CHARACTERS:
         return tokens_of(*text_counts(text[start:end]))
+    return blocks_tokens(text[block_start: min(block_start + BLOCK_CHARACTERS, end)]
+                         for block_start in range(start, end, BLOCK_CHARACTERS))
+
+
+def blocks_tokens(blocks) -> int:
+    """estimate_tokens of the concatenation of the strs `blocks`, one block at a time."""
     characters = words = 0
-    for block_start in range(start, end, BLOCK_CHARACTERS):
-        block_characters, block_words = text_counts(text[block_start: min(block_start + BLOCK_CHARACTERS, end)])
+    previous = ""
+    for block in blocks:
+        if not block:
+            continue
+        block_characters, block_words = text_counts(block)
         characters += block_characters
-        words += block_words - (block_start > start and _is_word(text[block_start - 1])
-                                and _is_word(text[block_start]))
+        words += block_words - (previous != "" and _is_word(previous) and _is_word(block[0]))
+        previous = block[-1]
     return tokens_of(characters, words)
 
 
@@ -60,8 +69,17 @@ def _is_word(character: str) -> bool:
 
 def _units(text: str, start: int, end: int, max_tokens: int):
     """(unit starts, unit tokens) numpy arrays, in text order, a batch of sentences or a block of a long one
-    at a time. Sentence ends are matched only where one can begin (SENTENCE_MARK): searching for the whole
-    pattern tries it at every character, twice as slow over a long text."""
+    at a time."""
+    for bounds in _sentence_batches(text, start, end):
+        yield from _sentence_units(text, bounds, max_tokens)
+
+
+def _sentence_batches(text: str, start: int, end: int, final: bool = True):
+    """Lists of consecutive sentence bounds of text[start:end], each list starting where the one before ended.
+    final=False: the text goes on past `end`, so the lists stop at the last sentence end that what follows
+    cannot move (one that ends before `end`). Sentence ends are matched only where one can begin
+    (SENTENCE_MARK): searching for the whole pattern tries it at every character, twice as slow over a long
+    text."""
     bounds = [start]
     match_end = SENTENCE_END.match
     for mark in SENTENCE_MARK.finditer(text, start, end):
@@ -70,14 +88,53 @@ def _units(text: str, start: int, end: int, max_tokens: int):
         match = match_end(text, mark.start(), end)
         if match is None:
             continue
+        if match.end() == end and not final:
+            break  # its spaces, or a "." its following space, may go on past `end`
         bounds.append(match.end())
         if len(bounds) > BATCH_SENTENCES or match.end() - bounds[0] > BLOCK_CHARACTERS:
-            yield from _sentence_units(text, bounds, max_tokens)
+            yield bounds
             bounds = [match.end()]
-    if bounds[-1] < end:
+    if final and bounds[-1] < end:
         bounds.append(end)
     if len(bounds) > 1:
-        yield from _sentence_units(text, bounds, max_tokens)
+        yield bounds
+
+
+def cut_windows(windows, max_tokens: int):
+    """The pieces cut(text, 0, len(text), max_tokens) finds, for a text given as consecutive strs: `windows()`
+    returns a fresh iterator over them (it is read twice: once to count the whole text's tokens). Yields
+    (start, piece text) in order, holding one window and the open piece at a time; a sentence longer than a
+    window is held whole until its end comes."""
+    if blocks_tokens(windows()) <= max_tokens:
+        yield 0, "".join(windows())
+        return
+    packer = _Packer(max_tokens)
+    text, base, scanned, emitted = "", 0, 0, 0  # text is the whole text's [base, base + len(text))
+    for window, final in _marking_last(windows()):
+        text += window
+        for bounds in _sentence_batches(text, scanned - base, len(text), final):
+            for starts, tokens in _sentence_units(text, bounds, max_tokens):
+                packer.feed(starts + base, tokens)
+            scanned = bounds[-1] + base
+        position = base
+        for cut_at in packer.cuts[emitted:]:
+            yield position, text[position - base: cut_at - base]
+            position = cut_at
+        emitted = len(packer.cuts)
+        text, base = text[position - base:], position
+    yield base, text
+
+
+def _marking_last(items):
+    """(item, is_last) of each item."""
+    iterator = iter(items)
+    previous = next(iterator, None)
+    if previous is None:
+        return
+    for item in iterator:
+        yield previous, False
+        previous = item
+    yield previous, True
 
 
 def _sentence_units(text: str, bounds: list, max_tokens: int):

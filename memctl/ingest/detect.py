@@ -8,6 +8,8 @@ as unknown. Text that is not one JSON document but whose first line is a JSON ob
 
 from __future__ import annotations
 
+import codecs
+
 from engine.errors import InputError
 from memctl.ingest import jsonparse, locomo, transcript
 from memctl.ingest.chunker import MAX_TOKENS
@@ -20,6 +22,7 @@ JSON_FORMATS = ("messages", "locomo")
 EXTRA_MAX_DEPTH = 32
 INT64 = range(-(2**63), 2**64)
 NOT_JSON = object()
+HEAD_LINE_BYTES = 64 << 10  # of a line, what detection reads
 
 
 def normalize_format(format: str | None) -> str | None:
@@ -57,11 +60,50 @@ def parse_document(text: str, name: str, format: str | None = None, errors: str 
         from memctl.ingest import plain  # imported when needed: its regexes cost a cold process 3 ms
 
         conversations = plain.parse(text, name, max_tokens)
-    if not any(conversation.turns for conversation in conversations):
-        raise InputError(f"empty input: no turns found (read as {format})", where=name)
+    _refuse_no_turns(conversations, format, name)
     if format in ("jsonl", *JSON_FORMATS):
         _clean(conversations, errors)
     return format, conversations
+
+
+def parse_bytes(data: bytes, name: str, format: str | None = None, errors: str = "strict",
+                max_tokens: int = MAX_TOKENS) -> tuple[str, list]:
+    """parse_document of UTF-8 bytes without byte order mark and with \\n newlines (decode.normalized_bytes).
+    Plain text is read from the bytes a paragraph or window at a time (memctl.ingest.plain), never decoded whole;
+    the other formats are decoded, then parsed."""
+    format = normalize_format(format)
+    if not _reads_as_text(data, format, errors):
+        return parse_document(data.decode("utf-8", errors), name, format, errors, max_tokens)
+    from memctl.ingest import plain
+
+    conversations = plain.parse_bytes(data, name, errors, max_tokens)
+    _refuse_no_turns(conversations, "text", name)
+    return "text", conversations
+
+
+def _reads_as_text(data: bytes, format: str | None, errors: str) -> bool:
+    """Whether parse_document would read `data` as plain text (False: let it decide), from the lines
+    transcript.looks_like samples. A line above HEAD_LINE_BYTES is judged by its head: the same verdict unless
+    spaces fill that head up to its colon; a line whose head is blank leaves the verdict to parse_document."""
+    if format is not None:
+        return format == "text"
+    lines = []
+    position = 0
+    while len(lines) < transcript.DETECT_SAMPLE_LINES and position <= len(data):
+        end = data.find(b"\n", position)
+        end = len(data) if end < 0 else end
+        stop = min(end, position + HEAD_LINE_BYTES)
+        lines.append(codecs.getincrementaldecoder("utf-8")(errors).decode(data[position:stop], final=stop == end))
+        if stop < end and not lines[-1].strip():
+            return False
+        position = end + 1
+    head = "\n".join(lines)
+    return head.strip() != "" and head.lstrip()[:1] not in ("[", "{") and not transcript.looks_like(head)
+
+
+def _refuse_no_turns(conversations: list, format: str, name: str) -> None:
+    if not any(conversation.turns for conversation in conversations):
+        raise InputError(f"empty input: no turns found (read as {format})", where=name)
 
 
 def detect(text: str, name: str) -> tuple[str, object]:

@@ -20,11 +20,14 @@ from dataclasses import dataclass
 
 from engine.errors import InputError
 from engine.format import RAW_BLOB_MAX_BYTES
+from engine.heap import release_free_memory
 from memctl.ingest.chunker import MAX_TOKENS, MIN_TOKENS, Chunk, chunk_all
-from memctl.ingest.decode import DEFAULT_SIZE_LIMIT, check_errors_mode, decode
-from memctl.ingest.detect import normalize_format, parse_document
+from memctl.ingest.decode import DEFAULT_SIZE_LIMIT, check_errors_mode, checked, normalized_bytes
+from memctl.ingest.detect import normalize_format, parse_bytes
 from memctl.ingest.model import Source
 from memctl.ingest.sources import read_file
+
+RELEASE_BYTES = 4 << 20  # an ingest of this much input gives its phases' free heap back (engine.heap)
 
 
 @dataclass(slots=True)
@@ -49,11 +52,16 @@ def ingest(store, sources, format: str | None = None, errors: str = "strict",
 
     with paused_gc():
         prepared = prepare(sources, format, errors, size_limit, min_tokens, max_tokens, progress, consume)
+        large = prepared.summary["bytes_in"] >= RELEASE_BYTES
+        if large:
+            release_free_memory()  # what parsing built and dropped
         with store() if callable(store) else nullcontext(store) as opened:
             summary = write(opened, prepared, blob_limit, progress)
             # The chunks' bytes are in their blobs now: freed before closing the store flushes (and indexes)
             # them, and while the collector is still paused (see above).
             del prepared
+            if large:
+                release_free_memory()
     return summary
 
 
@@ -94,13 +102,14 @@ def prepare(sources, format: str | None = None, errors: str = "strict", size_lim
 def _parse_next(sources: list, conversations: list, format: str | None, errors: str, size_limit: int,
                 max_tokens: int) -> int:
     """Parse the last of `sources` (taken off the list) into `conversations`; returns its size in bytes. Unless
-    the caller holds the source, its bytes are freed once decoded and its text once parsed, before the chunks are
-    rendered (a 50 MB line would otherwise be held twice more)."""
+    the caller holds the source, its bytes are freed once parsed, before the chunks are rendered; plain text is
+    parsed from them a paragraph or window at a time (a 50 MB line decoded whole is a str of up to 200 MB)."""
     source = sources.pop()
-    name, size = source.name, len(source.data)
-    text = decode(source.data, name, errors, size_limit)
+    name, data = source.name, source.data
     del source
-    conversations += parse_document(text, name, format, errors, max_tokens)[1]
+    size = len(data)
+    data = normalized_bytes(checked(data, name, errors, size_limit))
+    conversations += parse_bytes(data, name, format, errors, max_tokens)[1]
     return size
 
 
