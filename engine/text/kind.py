@@ -190,7 +190,8 @@ class TextSnapshot:
 def retirements(readers: list, below: bool) -> tuple[np.ndarray, np.ndarray]:
     """(every docno the `deleted` columns of `readers` name, those of them no reader holds): a merge drops the
     documents of the first and, when older segments stay below the merged one (`below`), keeps the second in
-    its `deleted` column, since they retire documents of those segments (docnos are never reused)."""
+    its `deleted` column, since they retire documents of those segments (whose docnos are all below the
+    merged segments' own)."""
     deleted = sorted_unique(np.concatenate([reader.deleted for reader in readers] or [np.zeros(0, np.int64)]))
     if not below:
         return deleted, deleted[:0]
