@@ -167,15 +167,17 @@ def _in_order(order: np.ndarray):
     return lambda items: [items[index] for index in ordered]
 
 
-def merge(segments: list, deleted=(), signature: dict | None = None) -> tuple[dict, dict]:
+def merge(segments: list, deleted=(), signature: dict | None = None, deleted_below=()) -> tuple[dict, dict]:
     """One segment holding every document of `segments` (TextSegment readers) whose docno is not deleted;
-    terms left without a live document are dropped, so no deleted text survives a compaction."""
+    terms left without a live document are dropped, so no deleted text survives a compaction. deleted_below:
+    retired docnos of older segments than these, kept in the new segment's `deleted` column (a tier merge)."""
     deleted = np.unique(np.asarray(list(deleted), dtype=np.int64))
     segments = sorted(segments, key=lambda segment: int(segment.docnos[0]) if segment.document_count else -1)
     field_names = sorted({name for segment in segments for name in segment.fields})
     keeps = [~np.isin(segment.docnos, deleted) for segment in segments]
     entries = _merged_entries(segments, keeps, field_names)
-    return _assemble(entries, _merged_documents(segments, keeps, field_names), field_names, (), signature)
+    return _assemble(entries, _merged_documents(segments, keeps, field_names), field_names, deleted_below,
+                     signature)
 
 
 def _merged_entries(segments: list, keeps: list, field_names: list) -> _Entries:

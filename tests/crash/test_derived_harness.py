@@ -63,8 +63,8 @@ def test_a_graph_flush_that_forgets_deletions_is_caught(tmp_path, monkeypatch):
 
 def test_a_text_compaction_that_keeps_retired_documents_is_caught(tmp_path, monkeypatch):
     original = text_build.merge
-    monkeypatch.setattr(text_build, "merge", lambda segments, deleted=(), signature=None:
-                        original(segments, (), signature))
+    monkeypatch.setattr(text_build, "merge", lambda segments, deleted=(), signature=None, deleted_below=():
+                        original(segments, (), signature, deleted_below))
     model = run_workload(str(tmp_path / "store"), seed(703), monkeypatch)
     with pytest.raises(RecoveryFailure, match="text"):
         verify_recovery(str(tmp_path / "store"), model)
