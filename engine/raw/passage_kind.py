@@ -62,7 +62,7 @@ class PassageKind:
         from functools import partial
 
         from engine.raw.passage_text import PassageAnalyzer
-        from engine.text.build import merge
+        from engine.text.merge import merge
         from engine.text.kind import retirements
 
         readers = _readers(segments)

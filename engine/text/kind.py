@@ -99,7 +99,7 @@ class TextKind:
     def _merge(self, segments: list, new_segment, below: bool) -> None:
         from functools import partial
 
-        from engine.text.build import merge
+        from engine.text.merge import merge
 
         readers = [TextSegment.from_segment(segment) for segment in segments]
         deleted, deleted_below = retirements(readers, below)
