@@ -43,11 +43,11 @@ class Run:
 
 
 def merge(segments: list, deleted=(), signature: dict | None = None, deleted_below=(),
-          run_entries: int = RUN_ENTRIES) -> tuple[dict, dict]:
+          run_entries: int | None = None) -> tuple[dict, dict]:
     """One segment holding every document of `segments` (TextSegment readers of published segments) whose
     docno is not deleted; terms left without a live document are dropped, so no deleted text survives a
     compaction. deleted_below: retired docnos of older segments than these, kept in the new segment's
-    `deleted` column (a tier merge)."""
+    `deleted` column (a tier merge). run_entries: RUN_ENTRIES unless given."""
     deleted = np.unique(np.asarray(list(deleted), dtype=np.int64))
     segments = sorted(segments, key=lambda segment: int(segment.docnos[0]) if segment.document_count else -1)
     field_names = sorted({name for segment in segments for name in segment.fields})
@@ -69,7 +69,7 @@ def merge(segments: list, deleted=(), signature: dict | None = None, deleted_bel
     return columns, meta
 
 
-def runs(segments: list, keeps: list, field_names: list, run_entries: int = RUN_ENTRIES):
+def runs(segments: list, keeps: list, field_names: list, run_entries: int | None = None):
     """The live entries of `segments` (in docno order; keeps[i]: which documents of segment i survive) as Runs
     in term order, documents renumbered in segment order and fields ranked in `field_names`. A run is cut
     after the term that brings its entries (live or not) to `run_entries` or more."""
@@ -79,7 +79,7 @@ def runs(segments: list, keeps: list, field_names: list, run_entries: int = RUN_
         base += int(keep.sum())
     field_maps = [np.array([field_names.index(name) for name in segment.fields] or [0], dtype=np.int64)
                   for segment in segments]
-    for ranges in _term_ranges(segments, run_entries):
+    for ranges in _term_ranges(segments, run_entries or RUN_ENTRIES):
         run = _run(segments, ranges, keeps, renumbered, field_maps)
         if run.terms:
             yield run
