@@ -23,7 +23,7 @@ from engine.text.build import DocumentTable, document_columns
 from engine.text.frontcode import gather_runs
 from engine.text.postings import narrow
 
-RUN_ENTRIES = 1 << 19  # postings entries decoded at once: tens of MB as int64 columns and their sort
+RUN_ENTRIES = 1 << 18  # postings entries decoded at once: tens of MB as int64 columns and their sort
 
 # EncodedPostings columns that lay runs end to end as they are, and the offsets columns with their stream.
 _APPENDED = ("entry_counts", "document_frequencies", "skip_documents", "skip_bytes", "skip_detail_bytes")
