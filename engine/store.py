@@ -723,35 +723,58 @@ class Store:
     @_refuse_writes_after_failure
     def merge_tiers(self, fanout: int) -> int:
         """Merge the newest records segments into one while `fanout` of them share a size tier
-        (engine.records.tiers), so that a long run of flushes keeps a bounded number of them; returns the number
-        of merges. Each is published like a compaction (MANIFEST.spec §7): a crash before its MANIFEST leaves the
-        segments it merged, one after leaves the merged one. The memtable is not touched, and the segments hold
-        the same batches as before: the MANIFEST's sequences stay."""
+        (engine.records.tiers), then the same for the segments of each derived kind instance, so that a long
+        run of flushes keeps a bounded number of them; returns the number of merges. Each is published like a
+        compaction (MANIFEST.spec §7): a crash before its MANIFEST leaves the segments it merged, one after
+        leaves the merged one. The memtable is not touched, and the segments hold the same batches as before:
+        the MANIFEST's sequences stay."""
         self._check_writable()
         merges = 0
-        while count := newest_to_merge([entry["size"] for entry in self._records_entries()], fanout):
+        while count := newest_to_merge([entry["size"] for entry in self._owner_entries(KIND_RECORDS)], fanout):
             self._merge_newest_records(count)
             merges += 1
+        for owner in list(self.kind_segments):
+            while count := newest_to_merge([entry["size"] for entry in self._owner_entries(owner)], fanout):
+                self._merge_newest_derived(owner, count)
+                merges += 1
         return merges
 
-    def _records_entries(self) -> list:
-        """The MANIFEST entries of self.records, in the same order (oldest first)."""
-        return [entry for entry in self.manifest.segments if entry["kind"] == KIND_RECORDS]
+    def _owner_entries(self, owner: str) -> list:
+        """The MANIFEST entries of the segments of `owner`, in the same order (oldest first)."""
+        return [entry for entry in self.manifest.segments if entry["owner"] == owner]
 
     def _merge_newest_records(self, count: int) -> None:
         fs.failpoint("merge.start")
-        merged = {entry["name"] for entry in self._records_entries()[-count:]}
         writer = self._segment_writer(KIND_RECORDS)
-        entries = [entry for entry in self.manifest.segments if entry["name"] not in merged]
         # With no older segment left, nothing is hidden below the merged ones: tombstones go, as in compact.
         if merge_records(writer, self.records[-count:], newest_only=count < len(self.records)):
             entry = writer.finish()
             entry["owner"] = KIND_RECORDS
-            entries.append(entry)
+            new_entries = [entry]
         else:
             writer.abort()
+            new_entries = []
         fs.failpoint("merge.after_segment")
-        self._publish(entries, rotate_wal=False, sequences=(self.manifest.last_sequence, self._durable_sequence))
+        self._publish_merge(KIND_RECORDS, count, new_entries)
+
+    def _merge_newest_derived(self, owner: str, count: int) -> None:
+        """Merge the newest `count` segments of a derived kind instance: the kind's partial merge keeps what they
+        retire of its older segments; with no older one left, a merge of them all is its compaction."""
+        fs.failpoint("merge.derived.start")
+        segments = self.kind_segments[owner]
+        kind_object = kinds.open_kind(self, owner)
+        merge = kind_object.compact if count == len(segments) else kind_object.merge_newest
+        new_entries = self._write_derived(owner, lambda factory: merge(segments[-count:], factory),
+                                          SEGMENT_FLUSH_LEVEL)
+        fs.failpoint("merge.derived.after_segments")
+        self._publish_merge(owner, count, new_entries)
+
+    def _publish_merge(self, owner: str, count: int, new_entries: list) -> None:
+        """Publish a MANIFEST naming the segments but the newest `count` of `owner`, then `new_entries`."""
+        merged = {entry["name"] for entry in self._owner_entries(owner)[-count:]}
+        entries = [entry for entry in self.manifest.segments if entry["name"] not in merged]
+        self._publish(entries + new_entries, rotate_wal=False,
+                      sequences=(self.manifest.last_sequence, self._durable_sequence))
 
     def _publish(self, segment_entries: list, rotate_wal: bool, sequences: tuple | None = None) -> None:
         """Make a new MANIFEST current, then reopen its segments and delete what it no longer names. It records

@@ -75,6 +75,19 @@ class GraphKind:
             columns, meta = build_columns(edges, [], nodes, node_count, edge_count, dense=True)
             _write(new_segment(SEGMENT_LABEL), columns, {**meta, "types": types})
 
+    def merge_newest(self, segments: list, new_segment) -> None:
+        """One sparse segment answering as `segments` do, the newest with older ones below them (a tier merge):
+        the latest state of every node they name and the live version of every edge, and, as dropped, every
+        other edge they name, so that no older version of it shows again."""
+        parts = [GraphPart.from_segment(segment) for segment in segments]
+        node_count, edge_count = self._bounds(parts)
+        edges, nodes = merge_parts(parts, node_count, edge_count)
+        named = np.concatenate([part.edge_id.astype(np.int64) for part in parts] +
+                               [part.dropped_edges.astype(np.int64) for part in parts])
+        dropped = np.setdiff1d(named, edges["id"])
+        columns, meta = build_columns(edges, dropped, nodes, node_count, edge_count, dense=False)
+        _write(new_segment(SEGMENT_LABEL), columns, {**meta, "types": segment_types(segments)})
+
     def rebuild(self, rows: dict, new_segment) -> None:
         """One dense segment of the live graph `rows` holds ({table: {key: value}}: every live graph record),
         as a compaction would write it, built from the records alone (Store.rebuild): every node id a record

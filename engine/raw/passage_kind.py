@@ -54,15 +54,28 @@ class PassageKind:
         _write_built(new_segment, self.store, new, next_docno(readers), retired)
 
     def compact(self, segments: list, new_segment) -> None:
+        self._merge(segments, new_segment, below=False)
+
+    def merge_newest(self, segments: list, new_segment) -> None:
+        """One segment answering as `segments` do, the newest with older ones below them (a tier merge): the
+        passages of older segments they retire stay retired, and each chunk's live passages stay one run."""
+        self._merge(segments, new_segment, below=True)
+
+    def _merge(self, segments: list, new_segment, below: bool) -> None:
+        from functools import partial
+
         from engine.raw.passage_text import PassageAnalyzer
-        from engine.text.build import merge
+        from engine.text.merge import merge
+        from engine.text.kind import retirements
 
         readers = _readers(segments)
-        deleted = sorted_unique(np.concatenate([reader.deleted for reader in readers] or [np.zeros(0, np.int64)]))
-        columns, meta = _guarded(merge, readers, deleted, PassageAnalyzer().signature())
+        deleted, deleted_below = retirements(readers, below)
+        columns, meta = _guarded(partial(merge, deleted_below=deleted_below), readers, deleted,
+                                 PassageAnalyzer().signature())
         if meta["documents"]:
             merged_keys = _merged_keys(readers, deleted)
             columns.update(chunk_columns(keys_chunks(merged_keys), _merged_docnos(readers, deleted)))
+        if meta["documents"] or len(deleted_below):
             _write(new_segment(SEGMENT_LABEL), columns, meta)
 
     def rebuild(self, rows: dict, new_segment) -> None:

@@ -1,5 +1,5 @@
 """Build one text segment's columns (named numpy arrays) and meta: from tokenized documents (flush, and the
-in-memory part of a snapshot) or by merging segments (compaction).
+in-memory part of a snapshot); engine.text.merge merges segments with the same document columns.
 
 The same columns serve a published segment file (engine.segment) and the in-memory part, so one reader
 (engine.text.reader) and one search path handle both.
@@ -29,7 +29,6 @@ import numpy as np
 from engine.arrays import sorted_unique
 from engine.format import TEXT_BLOCK_ENTRIES, TEXT_SEGMENT_VERSION, TEXT_TERMS_PER_BLOCK
 from engine.text import chosen_build_kernels, keys, pieces, postings, termdict
-from engine.text.frontcode import gather_runs
 from engine.text.postings import narrow
 
 
@@ -83,7 +82,7 @@ class _Entries:
 
 
 @dataclass
-class _DocumentTable:
+class DocumentTable:
     docnos: np.ndarray
     keys: list
     types: list
@@ -116,7 +115,7 @@ def build_memory(documents, deleted=(), signature: dict | None = None):
     # The search decodes a segment's postings into int64 arrays; the decoded part must look the same.
     entries = _Entries(entries.terms, *(np.asarray(column, dtype=np.int64) for column in (
         entries.entry_terms, entries.documents, entries.fields, entries.frequencies, entries.positions)))
-    columns, meta = _document_columns(table, field_names, deleted, signature)
+    columns, meta = document_columns(table, field_names, deleted, signature)
     counts = np.bincount(entries.entry_terms, minlength=len(entries.terms))
     columns["entry_counts"] = counts
     first_of_document = postings._run_starts(entries.documents) | postings._run_starts(entries.entry_terms)
@@ -147,7 +146,7 @@ def _from_sources(sources: Sources) -> tuple:
     entries, lengths, field_names = _tokens_to_entries(token_pieces, placements, order.size)
     in_order = _in_order(order)
     timestamps = sources.timestamps if sources.timestamps.count(None) < len(sources.timestamps) else ()
-    table = _DocumentTable(
+    table = DocumentTable(
         docnos=docnos,
         keys=in_order(sources.keys),
         types=in_order(sources.types),
@@ -165,66 +164,6 @@ def _in_order(order: np.ndarray):
         return lambda items: items
     ordered = order.tolist()
     return lambda items: [items[index] for index in ordered]
-
-
-def merge(segments: list, deleted=(), signature: dict | None = None) -> tuple[dict, dict]:
-    """One segment holding every document of `segments` (TextSegment readers) whose docno is not deleted;
-    terms left without a live document are dropped, so no deleted text survives a compaction."""
-    deleted = np.unique(np.asarray(list(deleted), dtype=np.int64))
-    segments = sorted(segments, key=lambda segment: int(segment.docnos[0]) if segment.document_count else -1)
-    field_names = sorted({name for segment in segments for name in segment.fields})
-    keeps = [~np.isin(segment.docnos, deleted) for segment in segments]
-    entries = _merged_entries(segments, keeps, field_names)
-    return _assemble(entries, _merged_documents(segments, keeps, field_names), field_names, (), signature)
-
-
-def _merged_entries(segments: list, keeps: list, field_names: list) -> _Entries:
-    """Live entries of all segments, renumbered: documents in segment order, terms and fields re-ranked."""
-    term_lists = [segment.dictionary.terms() for segment in segments]
-    decoded = [segment.postings.all_entries() for segment in segments]
-    live_terms = sorted({term_list[ordinal] for term_list, (terms, documents, *_rest), keep
-                         in zip(term_lists, decoded, keeps) for ordinal in np.unique(terms[keep[documents]]).tolist()})
-    global_ids = {term: index for index, term in enumerate(live_terms)}
-    parts = []
-    base = 0
-    for segment, term_list, (terms, documents, fields, frequencies, positions), keep in zip(
-            segments, term_lists, decoded, keeps):
-        new_numbers = np.where(keep, base + np.cumsum(keep) - 1, -1)
-        base += int(keep.sum())
-        kept = keep[documents]
-        to_global = np.array([global_ids.get(term, -1) for term in term_list], dtype=np.int64)
-        field_map = np.array([field_names.index(name) for name in segment.fields] or [0], dtype=np.int64)
-        parts.append((to_global[terms[kept]], new_numbers[documents[kept]], field_map[fields[kept]],
-                      frequencies[kept], positions[np.repeat(kept, frequencies)]))
-    entry_terms, documents, fields, frequencies, positions = (
-        np.concatenate([part[index] for part in parts]) if parts else np.zeros(0, np.int64) for index in range(5))
-    # Segments come in docno order, so a stable sort by term keeps (document, field) order within a term.
-    order = np.argsort(entry_terms, kind="stable")
-    return _Entries(live_terms, entry_terms[order], documents[order], fields[order], frequencies[order],
-                    gather_runs(positions, postings.run_offsets(frequencies)[order], frequencies[order]))
-
-
-def _merged_documents(segments: list, keeps: list, field_names: list) -> _DocumentTable:
-    docnos, document_keys, types, timestamps, tags, lengths = [], [], [], [], [], []
-    for segment, keep in zip(segments, keeps):
-        survivors = np.flatnonzero(keep)
-        docnos.append(segment.docnos[survivors])
-        timestamps.append(segment.timestamps[survivors])
-        segment_keys = segment.keys()
-        document_keys += [segment_keys[local] for local in survivors.tolist()]
-        types += [segment.document_type(int(local)) for local in survivors]
-        tags += [tuple(segment.tags(int(local))) for local in survivors]
-        widened = np.zeros((survivors.size, max(1, len(field_names))), dtype=np.uint32)
-        for index, name in enumerate(segment.fields):
-            widened[:, field_names.index(name)] = segment.field_lengths[survivors, index]
-        lengths.append(widened)
-    return _DocumentTable(
-        docnos=np.concatenate(docnos) if docnos else np.zeros(0, np.int64),
-        keys=document_keys, types=types,
-        timestamps=np.concatenate(timestamps) if timestamps else np.zeros(0, np.float64),
-        tags=tags,
-        lengths=np.concatenate(lengths) if lengths else np.zeros((0, max(1, len(field_names))), np.uint32),
-    )
 
 
 def _tokens_to_entries(token_pieces: list, placements: list, document_count: int) -> tuple:
@@ -348,8 +287,8 @@ def _token_order(terms: np.ndarray, places: np.ndarray, positions: np.ndarray, t
     return order
 
 
-def _assemble(entries: _Entries, table: _DocumentTable, field_names: list, deleted, signature) -> tuple[dict, dict]:
-    columns, meta = _document_columns(table, field_names, deleted, signature)
+def _assemble(entries: _Entries, table: DocumentTable, field_names: list, deleted, signature) -> tuple[dict, dict]:
+    columns, meta = document_columns(table, field_names, deleted, signature)
     columns.update(keys.encode(table.keys))
     kernels = chosen_build_kernels()
     encode = kernels.encode_postings if kernels else postings.encode
@@ -363,7 +302,7 @@ def _assemble(entries: _Entries, table: _DocumentTable, field_names: list, delet
     return columns, meta
 
 
-def _document_columns(table: _DocumentTable, field_names: list, deleted, signature) -> tuple[dict, dict]:
+def document_columns(table: DocumentTable, field_names: list, deleted, signature) -> tuple[dict, dict]:
     if table.docnos.size and (np.diff(table.docnos) <= 0).any():
         raise ValueError("document numbers must be unique")
     length_sums = [int(total) for total in table.lengths.sum(axis=0, dtype=np.int64)][:len(field_names)]

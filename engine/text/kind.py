@@ -28,6 +28,7 @@ from itertools import compress
 
 import numpy as np
 
+from engine.arrays import members, sorted_unique
 from engine.errors import CorruptionError
 from engine.format import TEXT_KIND, TEXT_SEGMENT_KIND
 from engine.records import TOMBSTONE
@@ -88,13 +89,24 @@ class TextKind:
             return _guarded(build_sources, sources, sorted(dead), signature, tables.documents)
 
     def compact(self, segments: list, new_segment) -> None:
-        from engine.text.build import merge
+        self._merge(segments, new_segment, below=False)
+
+    def merge_newest(self, segments: list, new_segment) -> None:
+        """One segment answering as `segments` do, the newest of this instance's with older ones below them
+        (a tier merge): what they retire of the older segments stays retired."""
+        self._merge(segments, new_segment, below=True)
+
+    def _merge(self, segments: list, new_segment, below: bool) -> None:
+        from functools import partial
+
+        from engine.text.merge import merge
 
         readers = [TextSegment.from_segment(segment) for segment in segments]
-        deleted = np.unique(np.concatenate([reader.deleted for reader in readers] or [np.zeros(0, np.int64)]))
+        deleted, deleted_below = retirements(readers, below)
         with collector_paused():
-            columns, meta = _guarded(merge, readers, deleted, self._signature(), self.tables.documents)
-        if meta["documents"]:
+            columns, meta = _guarded(partial(merge, deleted_below=deleted_below), readers, deleted,
+                                     self._signature(), self.tables.documents)
+        if meta["documents"] or len(deleted_below):
             _write(new_segment(SEGMENT_LABEL), columns, meta)
 
     def rebuild(self, rows: dict, new_segment) -> None:
@@ -173,6 +185,18 @@ class TextSnapshot:
             searcher = self._searchers[cache_key] = Searcher(self.parts, tokenizer, parameters, self.deleted,
                                                              kernels)
         return searcher
+
+
+def retirements(readers: list, below: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(every docno the `deleted` columns of `readers` name, those of them no reader holds): a merge drops the
+    documents of the first and, when older segments stay below the merged one (`below`), keeps the second in
+    its `deleted` column, since they retire documents of those segments (whose docnos are all below the
+    merged segments' own)."""
+    deleted = sorted_unique(np.concatenate([reader.deleted for reader in readers] or [np.zeros(0, np.int64)]))
+    if not below:
+        return deleted, deleted[:0]
+    held = sorted_unique(np.concatenate([reader.docnos for reader in readers] or [np.zeros(0, np.int64)]))
+    return deleted, deleted[~members(held, deleted)]
 
 
 def _dead_docnos(rows: dict, table: str) -> set:

@@ -288,21 +288,36 @@ class PostingsReader:
             raise CorruptionError(self.path, start, "positions do not match the term frequencies")
         return _segmented_cumsum(deltas, frequencies)
 
-    def all_entries(self):
-        """Every entry of the segment at once: (terms, documents, fields, frequencies, positions), term order.
+    def entry_counts(self) -> np.ndarray:
+        """Entries of each term."""
+        return self._column("entry_counts")
 
-        One decode of the whole postings stream and one of the positions stream (compaction, checks)."""
-        counts = self._column("entry_counts").astype(np.int64)
-        offsets = self._column("postings_offsets").astype(np.int64)
-        if offsets.size != counts.size + 1 or (np.diff(offsets) < 0).any() or (offsets.size and offsets[0] != 0):
+    def all_entries(self):
+        """Every entry of the segment at once: (terms, documents, fields, frequencies, positions), term order
+        (checks; a merge reads `term_range` by term runs instead)."""
+        counts = self._column("entry_counts")
+        offsets = self._column("postings_offsets")
+        if offsets.size != counts.size + 1 or (offsets.size and offsets[0] != 0):
             raise CorruptionError(self.path, None, "postings offsets are not ascending")
-        chunk = self._column("postings")[:int(offsets[-1]) if offsets.size else 0]
-        documents, fields, frequencies = self._decode_runs(chunk, np.diff(offsets), counts, 0)
+        return self.term_range(0, counts.size)
+
+    def term_range(self, first: int, end: int):
+        """The entries of terms [first, end): (terms counted from `first`, documents, fields, frequencies,
+        positions), term order. One decode of their postings bytes and one of their positions bytes."""
+        counts = self._column("entry_counts")[first:end].astype(np.int64)
+        offsets = self._column("postings_offsets")[first:end + 1].astype(np.int64)
+        if offsets.size != counts.size + 1 or (np.diff(offsets) < 0).any():
+            raise CorruptionError(self.path, None, "postings offsets are not ascending")
+        start = int(offsets[0]) if offsets.size else 0
+        chunk = self._items("postings", start, int(offsets[-1]) if offsets.size else 0)
+        documents, fields, frequencies = self._decode_runs(chunk, np.diff(offsets), counts, start)
         position_offsets = self._column("position_offsets")
-        position_end = int(position_offsets[-1]) if position_offsets.size else 0
-        deltas = varint.decode(self._column("positions")[:position_end], self.path, 0).astype(np.int64)
+        position_start, position_end = (int(position_offsets[first]), int(position_offsets[end])) \
+            if position_offsets.size else (0, 0)
+        deltas = varint.decode(self._items("positions", position_start, position_end), self.path,
+                               position_start).astype(np.int64)
         if deltas.size != int(frequencies.sum()):
-            raise CorruptionError(self.path, 0, "positions do not match the term frequencies")
+            raise CorruptionError(self.path, position_start, "positions do not match the term frequencies")
         terms = np.repeat(np.arange(counts.size), counts)
         return terms, documents, fields, frequencies, _segmented_cumsum(deltas, frequencies)
 

@@ -79,8 +79,11 @@ class TermDictionary:
 
     def _block(self, block: int) -> list:
         terms = self._blocks.get(block)
-        if terms is not None:
-            return terms
+        if terms is None:
+            terms = self._blocks[block] = self._decoded_block(block)
+        return terms
+
+    def _decoded_block(self, block: int) -> list:
         offsets = self._column("term_block_offsets")
         start, end = int(offsets[block]), int(offsets[block + 1])
         data = self._column("term_blocks")[start:end].tobytes()
@@ -98,8 +101,13 @@ class TermDictionary:
             terms.append(previous)
         if cursor != len(data) or (terms and terms[0] != self._first_terms()[block]):
             raise CorruptionError(self.path, start, "term dictionary block disagrees with its index")
-        self._blocks[block] = terms
         return terms
+
+    def encoded_terms(self):
+        """Every term's UTF-8 bytes in order, a block decoded at a time and not kept (a merge walks many
+        dictionaries once: caching them would hold every term of every segment)."""
+        for block in range(self.block_count):
+            yield from self._decoded_block(block)
 
     def _block_of(self, key: bytes) -> int:
         """Last block whose first term is <= key (-1 if key sorts before every term)."""

@@ -17,7 +17,7 @@ from tools.testing import crashchild
 from tools.testing.derived import TEXT_TABLES
 from tools.testing.scripts import seed
 from tools.testing.workload import Progress, RecoveryFailure, verify_recovery
-from engine.text import build as text_build
+from engine.text import merge as text_merge
 from engine.text.kind import TextKind
 
 BATCHES = 80
@@ -62,9 +62,9 @@ def test_a_graph_flush_that_forgets_deletions_is_caught(tmp_path, monkeypatch):
 
 
 def test_a_text_compaction_that_keeps_retired_documents_is_caught(tmp_path, monkeypatch):
-    original = text_build.merge
-    monkeypatch.setattr(text_build, "merge", lambda segments, deleted=(), signature=None:
-                        original(segments, (), signature))
+    original = text_merge.merge
+    monkeypatch.setattr(text_merge, "merge", lambda segments, deleted=(), signature=None, deleted_below=():
+                        original(segments, (), signature, deleted_below))
     model = run_workload(str(tmp_path / "store"), seed(703), monkeypatch)
     with pytest.raises(RecoveryFailure, match="text"):
         verify_recovery(str(tmp_path / "store"), model)

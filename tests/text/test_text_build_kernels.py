@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 import engine.text
 from engine.text import build, build_kernels, postings, stored
 from engine.text.build import Document
+from engine.text.merge import merge
 from engine.text.postings import BLOCK_ENTRIES
 
 entries_strategy = st.lists(
@@ -103,7 +104,7 @@ def test_a_merge_and_the_in_memory_part_are_the_same():
                             for number in range(400)])
     second = [Document(document.docno + 5000, document.key + "b", document.fields) for document in first[:100]]
     segments = [TextSegment.from_columns(*build.build(part)) for part in (first, second)]
-    numpy_merged, numba_merged = both_ways(lambda: columns_of(build.merge(segments, deleted=[1, 4, 5001])))
+    numpy_merged, numba_merged = both_ways(lambda: columns_of(merge(segments, deleted=[1, 4, 5001])))
     assert numpy_merged == numba_merged
     numpy_memory, numba_memory = both_ways(
         lambda: [array.tolist() for array in build.build_memory(first).postings.all_entries()])

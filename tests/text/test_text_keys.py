@@ -31,6 +31,19 @@ def test_neighbouring_keys_cost_a_few_bytes():
     assert reader(found, columns).key(5_437) == "chat/0005437"
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=300), min_size=2 * TEXT_KEYS_PER_BLOCK + 1,
+                max_size=6 * TEXT_KEYS_PER_BLOCK + 5), st.integers(1, 2))
+def test_keys_coded_a_few_blocks_at_a_time_are_the_bytes_of_one_coding(found, blocks_at_a_time):
+    whole = keys.encode(found)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(keys, "ENCODE_BLOCKS", blocks_at_a_time)
+        parts = keys.encode(found)
+    assert {name: (array.dtype.str, array.tobytes()) for name, array in parts.items()} == \
+        {name: (array.dtype.str, array.tobytes()) for name, array in whole.items()}
+    assert reader(found, parts).keys() == found
+
+
 def test_long_keys_take_the_varint_layout():
     found = ["x" * 300 + str(number) for number in range(TEXT_KEYS_PER_BLOCK)] + ["路径/文件.txt", "a"]
     assert reader(found).keys() == found
