@@ -721,12 +721,13 @@ class Store:
         self._publish(entries, rotate_wal=False)
 
     @_refuse_writes_after_failure
-    def merge_tiers(self, fanout: int) -> int:
+    def merge_tiers(self, fanout: int, derived_max_bytes: int | None = None) -> int:
         """Merge the newest records segments into one while `fanout` of them share a size tier
         (engine.records.tiers), then the same for the segments of each derived kind instance, so that a long
-        run of flushes keeps a bounded number of them; returns the number of merges. Each is published like a
-        compaction (MANIFEST.spec §7): a crash before its MANIFEST leaves the segments it merged, one after
-        leaves the merged one. The memtable is not touched, and the segments hold the same batches as before:
+        run of flushes keeps a bounded number of them; returns the number of merges. `derived_max_bytes` caps
+        the input of a derived merge (engine.records.tiers: what such a merge holds grows with it). Each is
+        published like a compaction (MANIFEST.spec §7): a crash before its MANIFEST leaves the segments it
+        merged, one after leaves the merged one. The memtable is not touched, and the segments hold the same batches as before:
         the MANIFEST's sequences stay."""
         self._check_writable()
         merges = 0
@@ -734,7 +735,8 @@ class Store:
             self._merge_newest_records(count)
             merges += 1
         for owner in list(self.kind_segments):
-            while count := newest_to_merge([entry["size"] for entry in self._owner_entries(owner)], fanout):
+            while count := newest_to_merge([entry["size"] for entry in self._owner_entries(owner)], fanout,
+                                           derived_max_bytes):
                 self._merge_newest_derived(owner, count)
                 merges += 1
         return merges

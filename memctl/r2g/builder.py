@@ -65,6 +65,9 @@ NODE_IDS_REMEMBERED = 65536
 # A run flushes a records segment every batch or so; merged 8 at a time (engine.records.tiers) a 32 MiB
 # transcript's 250 flushes leave about a dozen, and each row is rewritten about twice.
 RECORDS_TIER_FANOUT = 8
+# A derived merge holds some 30× its input (a graph merge decodes every edge): at most 4 MiB of input keeps r2g's
+# peak bounded whatever it converts; the bigger segments wait for `memctl compact` (engine.records.tiers).
+DERIVED_MERGE_MAX_BYTES = 4 << 20
 
 
 class Builder:
@@ -239,7 +242,7 @@ class Builder:
         if self.draft.nodes or self.draft.edges or self.draft.removed_edges or self.draft.documents or \
                 self.draft.records:
             self.draft.commit()
-            self.store.merge_tiers(RECORDS_TIER_FANOUT)
+            self.store.merge_tiers(RECORDS_TIER_FANOUT, DERIVED_MERGE_MAX_BYTES)
             self.totals["batches"] += 1
             if self.created is not None:
                 self.created += [[key, node_type] for key, (node_type, _) in self.draft.nodes.items()

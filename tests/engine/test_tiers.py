@@ -59,6 +59,28 @@ def test_the_newest_run_in_the_newest_tier_or_below_is_merged_once_it_holds_fano
     assert newest_to_merge([bigger, big, big, big, big], 4) == 4
 
 
+def test_a_capped_merge_takes_the_newest_segments_that_fit_under_the_cap_together():
+    unit = TIER_BASE_BYTES // 4
+    assert newest_to_merge([unit] * 4, 4, max_bytes=4 * unit) == 4
+    assert newest_to_merge([unit] * 4, 4, max_bytes=3 * unit) == 3  # the oldest of the run waits
+    assert newest_to_merge([3 * unit] + [unit] * 3, 4, max_bytes=4 * unit) == 3
+    assert newest_to_merge([3 * unit] * 4, 4, max_bytes=4 * unit) == 0  # never one segment alone
+
+
+def test_segments_past_a_cap_stay_while_the_small_ones_after_them_merge():
+    """A run of flushes under a cap: no merge ever takes more than the cap, and the count stays bounded by the
+    bytes over half the cap plus one tier's run (what r2g relies on for derived segments)."""
+    fanout, cap, flush = 4, 8 * SMALL, SMALL
+    sizes: list[int] = []
+    for _ in range(400):
+        sizes.append(flush)
+        while count := newest_to_merge(sizes, fanout, max_bytes=cap):
+            assert 2 <= count and sum(sizes[-count:]) <= cap
+            sizes[-count:] = [sum(sizes[-count:])]
+    assert sum(sizes) == 400 * flush
+    assert len(sizes) <= sum(sizes) // (cap // 2) + fanout
+
+
 def test_flushes_with_tier_merges_keep_few_records_segments_and_every_answer(tmp_path):
     rng = random.Random(17)
     expected: dict = {}
