@@ -40,15 +40,16 @@ def remembered(name: str, identity: str, compute):
     identity = f"{identity}\0{sys.version_info[:2]}"
     kept = os.path.join(cache_directory(), "lexicons",
                         f"{name}-{zlib.crc32(identity.encode('utf-8', 'surrogatepass')):08x}.marshal")
-    found = _read(kept)
+    found = read_kept(kept)
     if found is not None:
         return found[0]
     content = compute()
-    _write(kept, content)
+    write_kept(kept, content)
     return content
 
 
-def _read(kept: str) -> tuple | None:
+def read_kept(kept: str) -> tuple | None:
+    """(content,) of the file `kept` (CRC32 | marshal bytes); None when it is missing, damaged or unreadable."""
     try:
         with open(kept, "rb") as handle:
             data = handle.read()
@@ -63,7 +64,8 @@ def _read(kept: str) -> tuple | None:
         return None
 
 
-def _write(kept: str, content) -> None:
+def write_kept(kept: str, content) -> None:
+    """Keep `content` as the file `kept`, whole or not at all: best effort (errors only cost the next reader)."""
     try:
         body = marshal.dumps(content)
     except ValueError:  # a type marshal cannot keep (a YAML timestamp): parse it each time
