@@ -15,10 +15,16 @@ its checksum or does not load is compiled anew, as is an expression whose kept p
 
 from __future__ import annotations
 
+import _sre
 import atexit
 import os
 import sys
 import zlib
+from re import _compiler, _parser
+
+# imported before install(): the modules reading the kept file compile expressions of their own
+from engine.text.chinese.cache import cache_directory
+from memctl.language.parsed_lexicons import read_kept, write_kept
 
 MAX_PATTERNS = 2000
 
@@ -27,8 +33,6 @@ _state: dict = {"original": None, "kept": None, "new": {}}
 
 def install() -> None:
     """Compile this process's regular expressions from the kept programs (once; again is a no-op)."""
-    from re import _compiler
-
     if _state["original"] is None:
         _state["original"] = _compiler.compile
         _compiler.compile = compile
@@ -37,9 +41,6 @@ def install() -> None:
 
 def compile(pattern, flags=0):
     """re._compiler.compile: the Pattern of `pattern` (a str) from its kept program, else compiled and noted."""
-    import _sre
-    from re import _compiler, _parser
-
     if not isinstance(pattern, str) or flags & _compiler.SRE_FLAG_DEBUG:
         return _state["original"](pattern, flags)
     key = (pattern, int(flags))
@@ -62,33 +63,20 @@ def compile(pattern, flags=0):
 
 
 def keep() -> None:
-    """Write the programs this process compiled and did not find to the kept file, with those it found there."""
-    from memctl.language.parsed_lexicons import write_kept
-
-    kept = _kept()
-    # an expression compiled while the file was being read (by the modules reading it imports) may be in it
-    fresh = {key: program for key, program in _state["new"].items() if key not in kept}
-    _state["new"] = {}
-    if fresh:
-        _state["kept"] = {**kept, **fresh}
+    """Write the programs this process compiled (and did not find, or found damaged) to the kept file, with those
+    it found there."""
+    if _state["new"]:
+        _state["kept"], _state["new"] = {**_kept(), **_state["new"]}, {}
         write_kept(_path(), _state["kept"])
 
 
 def _kept() -> dict:
     if _state["kept"] is None:
-        _state["kept"] = {}  # what the imports below compile is compiled, not looked up in a file being read
-        from memctl.language.parsed_lexicons import read_kept
-
         found = read_kept(_path())
-        if found is not None and isinstance(found[0], dict):
-            _state["kept"] = found[0]
+        _state["kept"] = found[0] if found is not None and isinstance(found[0], dict) else {}
     return _state["kept"]
 
 
 def _path() -> str:
-    import _sre
-
-    from engine.text.chinese.cache import cache_directory
-
     identity = f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}"
     return os.path.join(cache_directory(), f"patterns-{zlib.crc32(identity.encode()):08x}.marshal")
