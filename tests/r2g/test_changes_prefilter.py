@@ -47,10 +47,17 @@ def test_the_phrases_a_clause_is_tried_with_find_what_all_phrases_find(sentences
     assert len(sentences) > 2500 and sum(map(bool, every_phrase)) > 500  # the comparison read statements
 
 
-def test_a_phrase_is_compiled_when_a_clause_could_hold_it_not_when_the_rules_load(monkeypatch):
+@pytest.fixture
+def compiled(monkeypatch) -> list:
+    """The expressions memctl/r2g/changes.py compiles from now on."""
+    found: list = []
+    monkeypatch.setattr(changes, "_compiled", lambda source, flags: found.append(source) or re.compile(source, flags))
+    return found
+
+
+def test_a_phrase_is_compiled_when_a_clause_could_hold_it_not_when_the_rules_load(compiled):
     rules = changes.change_rules()
-    compiled = []
-    monkeypatch.setattr(changes, "_compiled", lambda source, flags: compiled.append(source) or re.compile(source, flags))
+    compiled.clear()  # a first load checks that every phrase compiles (remembered, then, across processes)
     assert [(fact.slot, fact.value, fact.kind) for fact in extract(
         "We moved to Denver last weekend.", speaker="Jon", ref_time="2024-04-10").slots] == [
         ("residence", "Denver", "change")]
@@ -58,10 +65,7 @@ def test_a_phrase_is_compiled_when_a_clause_could_hold_it_not_when_the_rules_loa
     assert 0 < len(set(compiled) & every) < len(every) // 10
 
 
-def test_that_the_phrases_compile_is_checked_once_and_a_phrase_that_does_not_is_refused_each_time(tmp_path,
-                                                                                                  monkeypatch):
-    compiled = []
-    monkeypatch.setattr(changes, "_compiled", lambda source, flags: compiled.append(source) or re.compile(source, flags))
+def test_that_the_phrases_compile_is_checked_once_and_a_phrase_that_does_not_is_refused_each_time(tmp_path, compiled):
     rules = "markers: {en: {}, zh: {}}\nstatements: {pet: {en: {add: [\"%s\"]}}}\n"
 
     def load(phrase: str):
