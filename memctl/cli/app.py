@@ -136,4 +136,7 @@ def _build_command(name: str):
 
 
 def main() -> None:
+    from memctl.language import compiled_patterns
+
+    compiled_patterns.install()
     run(app)

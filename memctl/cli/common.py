@@ -78,6 +78,9 @@ def run(app) -> None:
 
 
 def _exit_now(code) -> None:
+    from memctl.language import compiled_patterns
+
+    compiled_patterns.keep()  # os._exit runs no atexit function
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -7,6 +7,9 @@ directory), `key` naming the source file's path, size and modification time and 
 format may change with it): an edited lexicon, or one of another `r2g.lexicon_directory`, gets a file of its
 own. The content is CRC32 | marshal bytes; a file that fails its checksum or does not load is parsed again.
 Writing it is best effort: a read-only or full cache directory only costs the parse.
+
+`remembered` keeps other results derived from the lexicons the same way, under an identity its caller names (the
+change phrases' regular expressions, checked to compile: memctl/r2g/changes.py).
 """
 
 from __future__ import annotations
@@ -27,19 +30,26 @@ def cached(path: str, parse):
         status = os.stat(path)
     except OSError:
         return parse(path)
-    identity = f"{os.path.abspath(path)}\0{status.st_size}\0{status.st_mtime_ns}\0{sys.version_info[:2]}"
+    identity = f"{os.path.abspath(path)}\0{status.st_size}\0{status.st_mtime_ns}"
+    return remembered(os.path.basename(path), identity, lambda: parse(path))
+
+
+def remembered(name: str, identity: str, compute):
+    """compute()'s result, kept as `name`-<CRC32 of identity and the Python version>: from the cache when it
+    holds it, else computed and kept. `identity` must name everything the result depends on."""
+    identity = f"{identity}\0{sys.version_info[:2]}"
     kept = os.path.join(cache_directory(), "lexicons",
-                        f"{os.path.basename(path)}-{zlib.crc32(identity.encode('utf-8', 'surrogatepass')):08x}"
-                        ".marshal")
-    found = _read(kept)
+                        f"{name}-{zlib.crc32(identity.encode('utf-8', 'surrogatepass')):08x}.marshal")
+    found = read_kept(kept)
     if found is not None:
         return found[0]
-    content = parse(path)
-    _write(kept, content)
+    content = compute()
+    write_kept(kept, content)
     return content
 
 
-def _read(kept: str) -> tuple | None:
+def read_kept(kept: str) -> tuple | None:
+    """(content,) of the file `kept` (CRC32 | marshal bytes); None when it is missing, damaged or unreadable."""
     try:
         with open(kept, "rb") as handle:
             data = handle.read()
@@ -54,7 +64,8 @@ def _read(kept: str) -> tuple | None:
         return None
 
 
-def _write(kept: str, content) -> None:
+def write_kept(kept: str, content) -> None:
+    """Keep `content` as the file `kept`, whole or not at all: best effort (errors only cost the next reader)."""
     try:
         body = marshal.dumps(content)
     except ValueError:  # a type marshal cannot keep (a YAML timestamp): parse it each time

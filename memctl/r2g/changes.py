@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from memctl.language.lexicon import lexicon_cache, load_yaml
 from memctl.language.slot_lexicon import SlotSpec, slot_lexicon
@@ -64,10 +65,20 @@ MARKER_KEYS = ("lead", "holders_self", "people", "between", "negation", "no_long
 class Phrase:
     spec: SlotSpec
     kind: str  # one of PHRASE_KINDS
-    pattern: re.Pattern  # the phrase, its value (when it has one) as the group "z"
+    source: str  # the phrase as a regular expression, its value (when it has one) as the group "z"
+    flags: int
     value: str | None  # the fact's value when the phrase fixes it ("" for none); None: the sentence's words
     value_last: bool  # the value runs to the clause's end (its words after the value are the clause's own)
     needs: frozenset | None  # words (Chinese: characters) one of which every match holds; None: unknown
+
+    @property
+    def pattern(self) -> re.Pattern:
+        # compiled at first use: compiling all ~420 phrases cost every fresh process ~35 ms of CPU, where the
+        # sentences of one exchange are candidates for a few dozen (see _candidates)
+        return _compiled(self.source, self.flags)
+
+
+_compiled = cache(re.compile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +92,7 @@ class Anchor:
 class Rules:
     phrases: dict  # language → tuple of Phrase, in the file's order
     values: dict  # (slot, language) → tuple of words
-    values_pattern: dict  # slot → the English values as one pattern of whole words, case-insensitive
+    values_pattern: dict  # slot → the English values as one expression of whole words (compiled at first use)
     excluded: dict  # (slot, language) → tuple of words
     markers: dict  # language → {marker name: tuple of words, longest first}
     by_word: dict  # language → {word: indexes of the phrases that need it}
@@ -213,7 +224,7 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
             continue
         negated = _holds(clause, markers["negation"], state.lang)
         fresh = _NEW[state.lang].search(clause) is not None
-        kind, polarity = _kind_and_polarity(state, markers, Phrase(anchor.spec, "set", _NOTHING, None, False, None),
+        kind, polarity = _kind_and_polarity(state, markers, Phrase(anchor.spec, "set", "(?!)", 0, None, False, None),
                                             negated, fresh, start, end)
         if kind is None:
             continue
@@ -225,7 +236,6 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
     return found
 
 
-_NOTHING = re.compile("(?!)")
 _FIRST_PERSON = {"en": re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us)\b", re.IGNORECASE),
                  "zh": re.compile("我")}
 # someone else's ("my sister's Spanish class", 他的车): the clause is not the speaker's alone
@@ -562,7 +572,7 @@ def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int) -> t
         listed = rules.values[(spec.name, "zh")]
         word = max((word for word in listed if word in value), key=len, default=None)
         return None if word is None else (start + value.index(word), start + value.index(word) + len(word))
-    found = rules.values_pattern[spec.name].search(value)
+    found = _compiled(rules.values_pattern[spec.name], re.IGNORECASE).search(value)
     if found is None:
         return None
     after = _EN_CAPITALISED.match(value, found.end())
@@ -599,6 +609,7 @@ def change_rules() -> Rules:
         _refuse(None, "a mapping with `markers:` and `statements:` (see the shipped file's header)")
     markers = {lang: _markers(data["markers"].get(lang), lang) for lang in LANGUAGES}
     phrases: dict = {lang: [] for lang in LANGUAGES}
+    written: list = []  # (where, the phrase as written, Phrase): for the check that each compiles
     values: dict = {}
     excluded: dict = {}
     lexicon = slot_lexicon()
@@ -610,11 +621,14 @@ def change_rules() -> Rules:
             # the kinds that tell a change first: 养了一只猫 is an addition before it is a state (养…)
             for kind, listed in sorted((entry.get(lang) or {}).items(), key=lambda item: _kind_order(item[0])):
                 where = f"statements.{name}.{lang}.{kind}"
-                phrases[lang].extend(_phrase(spec, kind, item, lang, where) for item in _word_list(listed, where, True))
+                for item in _word_list(listed, where, True):
+                    written.append((where, item, _phrase(spec, kind, item, lang, where)))
+                    phrases[lang].append(written[-1][2])
         for key, table in (("values", values), ("excluded", excluded)):
             for lang, words in (entry.get(key) or {}).items():
                 table[(name, lang)] = tuple(word if lang == "zh" else word.lower()
                                             for word in _word_list(words, f"statements.{name}.{key}.{lang}"))
+    _check_compiles(written)
     anchors = {lang: tuple(_anchor(lexicon.slots[name], entry["anchors"], lang, f"statements.{name}.anchors")
                            for name, entry in data["statements"].items() if entry.get("anchors", {}).get(lang))
                for lang in LANGUAGES}
@@ -626,8 +640,7 @@ def change_rules() -> Rules:
                 unindexed[lang].append(index)
             for word in phrase.needs or ():
                 by_word[lang].setdefault(word, []).append(index)
-    values_pattern = {name: re.compile(rf"(?<![\w-])(?:{'|'.join(map(re.escape, sorted(words, key=len, reverse=True)))})"
-                                       rf"(?![\w-])", re.IGNORECASE)
+    values_pattern = {name: rf"(?<![\w-])(?:{'|'.join(map(re.escape, sorted(words, key=len, reverse=True)))})(?![\w-])"
                       for (name, lang), words in values.items() if lang == "en"}
     return Rules({lang: tuple(found) for lang, found in phrases.items()}, values, values_pattern, excluded, markers,
                  by_word, unindexed, anchors)
@@ -688,11 +701,25 @@ def _phrase(spec: SlotSpec, kind: str, item, lang: str, where: str) -> Phrase:
         source = f"{before}\\s*(?P<z>.+)"
     if lang == "en":
         source = rf"(?:(?<=\w)(?=['’])|(?<![\w'’]))(?:{source})" + (r"(?![\w'’])" if fixed is not None else "")
-    try:
-        return Phrase(spec, kind, re.compile(source, _flags(lang)), fixed, fixed is None and not after,
-                      _leading(before or after, lang))
-    except re.error as error:
-        _refuse(where, f"a regular expression ({error}): {item!r}")
+    return Phrase(spec, kind, source, _flags(lang), fixed, fixed is None and not after, _leading(before or after, lang))
+
+
+def _check_compiles(written: list) -> None:
+    """Refuse a phrase that is no regular expression. Compiling them all costs ~35 ms of CPU, so a set of phrases that
+    compiled is remembered across processes (memctl.language.parsed_lexicons), the check's identity being every
+    phrase's expression and flags: an edited file, or an edit of how _phrase writes expressions, is checked anew."""
+    from memctl.language.parsed_lexicons import remembered
+
+    def compile_all() -> bool:
+        for where, item, phrase in written:
+            try:
+                _compiled(phrase.source, phrase.flags)
+            except re.error as error:
+                _refuse(where, f"a regular expression ({error}): {item!r}")
+        return True
+
+    remembered("changes-phrases", "\0".join(f"{phrase.flags}:{phrase.source}" for _, _, phrase in written),
+               compile_all)
 
 
 def _leading(source: str, lang: str) -> frozenset | None:
