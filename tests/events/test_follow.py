@@ -32,7 +32,7 @@ def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
     remember(isolated_home, FIRST)
     process = subprocess.Popen([sys.executable, "-m", "memctl", "--home", str(isolated_home), "events", "--follow",
                                 "--json", "--interval", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "MEMCTL_FAILPOINT": ""})
+                               text=True, env={**os.environ, "MEMCTL_FAILPOINT": "", "PYTHONFAULTHANDLER": "1"})
     lines = _Lines(process.stdout)
     try:
         # NodeCreated, EdgeCreated, then Alice's residence and employer put in force (FactPromoted × 2)
@@ -49,10 +49,21 @@ def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
         assert later[2]["payload"]["id"] == key
     finally:
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=20)
+        _wait_or_show_where(process)
     errors = process.stderr.read()
     assert process.returncode == 0
     assert "Traceback" not in errors and errors == ""
+
+
+def _wait_or_show_where(process, timeout: float = 20.0) -> None:
+    """Wait for the follower; one still running is aborted (faulthandler prints every thread's stack on
+    SIGABRT) and the test fails with where it was: seen once, under load, in a CI run."""
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        _, errors = process.communicate(timeout=timeout)
+        pytest.fail(f"events --follow still ran {timeout:g} s after SIGINT; its stacks:\n{errors}")
 
 
 class _Polls:
