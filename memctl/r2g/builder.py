@@ -243,6 +243,7 @@ class Builder:
                 self.draft.records:
             self.draft.commit()
             self.store.merge_tiers(RECORDS_TIER_FANOUT, DERIVED_MERGE_MAX_BYTES)
+            self.store.release_mapped_pages()  # the next batch maps again what it reads: a few MB, not the store
             self.totals["batches"] += 1
             if self.created is not None:
                 self.created += [[key, node_type] for key, (node_type, _) in self.draft.nodes.items()
