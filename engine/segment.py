@@ -366,11 +366,11 @@ class Segment:
     def file_crc(self) -> int:
         return crc32(self._buffer)
 
-    def release(self, stop: int) -> None:
-        """Drop this process's pages of the file's bytes before `stop` (MADV_DONTNEED; a later read maps them
-        again from the page cache): a read once through a large segment, a compaction's or a tier merge's,
-        would count every byte it read in the process's resident memory until the segment is closed."""
-        length = stop - stop % mmap.PAGESIZE
+    def release(self, stop: int | None = None) -> None:
+        """Drop this process's pages of the file's bytes before `stop` (None: all of them; MADV_DONTNEED, a later
+        read maps them again from the page cache): a read once through a large segment, a compaction's or a tier
+        merge's, would count every byte it read in the process's resident memory until the segment is closed."""
+        length = len(self._buffer) if stop is None else stop - stop % mmap.PAGESIZE
         if length > 0 and isinstance(self._buffer, mmap.mmap):
             self._buffer.madvise(mmap.MADV_DONTNEED, 0, length)
 

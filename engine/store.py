@@ -741,6 +741,16 @@ class Store:
                 merges += 1
         return merges
 
+    def release_mapped_pages(self) -> None:
+        """Drop this process's pages of every open segment file (Segment.release). A long writer's point reads
+        land all over its older segments (r2g's chain maintenance reads every claim of a chain it touches), and
+        each page read once stays in its resident memory until the segment is closed: 0.4 GB of a 32 MiB r2g."""
+        for reader in self.records:
+            reader.segment.release()
+        for segments in self.kind_segments.values():
+            for segment in segments:
+                segment.release()
+
     def _owner_entries(self, owner: str) -> list:
         """The MANIFEST entries of the segments of `owner`, in the same order (oldest first)."""
         return [entry for entry in self.manifest.segments if entry["owner"] == owner]

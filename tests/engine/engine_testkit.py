@@ -58,3 +58,16 @@ def rewrite_manifest_as(store_path: str, version: int) -> None:
     body = pack(manifest.body())
     with open(path, "wb") as handle:
         handle.write(struct.pack(MANIFEST_HEADER_FORMAT, MANIFEST_MAGIC, version, len(body), crc32(body), 0) + body)
+
+
+def mapped_resident_bytes(directory: str) -> int:
+    """This process's resident bytes of the files mapped from under `directory` (/proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as handle:
+        for line in handle:
+            fields = line.split()
+            if "-" in fields[0] and len(fields) >= 5:  # a mapping's header: range perms offset device inode [path]
+                inside = len(fields) >= 6 and fields[5].startswith(directory)
+            elif inside and fields[0] == "Rss:":
+                total += int(fields[1]) << 10
+    return total

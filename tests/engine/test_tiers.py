@@ -17,7 +17,7 @@ from engine.records import tiers
 from engine.records.filter import build_filter, may_contain
 from engine.records.tiers import TIER_BASE_BYTES, newest_to_merge, tier
 from engine.store import Store
-from engine_testkit import SimulatedCrash, crash_at
+from engine_testkit import SimulatedCrash, crash_at, mapped_resident_bytes
 
 T = "test.item"
 SMALL = 100  # bytes: tier 0 whatever the fanout
@@ -202,5 +202,32 @@ def test_a_merge_gives_back_the_pages_of_the_segments_it_read(tmp_path):
         rise = _resident_peak_above(lambda: store.merge_tiers(4))
         assert len(store.records) == 1
         assert rise < 16 << 20, f"the merge of 32 MiB of segments rose the peak by {rise >> 20} MiB"
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="smaps is Linux-only")
+def test_released_segments_keep_no_resident_pages_and_read_the_same(tmp_path):
+    """A long writer's reads all over its older segments each left their pages resident until the segment was
+    closed; release_mapped_pages gives them back, and a later read maps them again from the file."""
+    rng = random.Random(11)
+    path = str(tmp_path / "store")
+    store = Store.open(path, holder="pytest")
+    try:
+        expected = {}
+        for number in range(2):
+            items = {f"k{number}-{index:03d}": rng.randbytes(16 << 10) for index in range(128)}
+            put(store, *items.items())
+            store.flush()  # 2 MiB of incompressible values each
+            expected.update(items)
+        assert_reads(store, expected)
+        assert mapped_resident_bytes(path) > 1 << 20
+        store.release_mapped_pages()
+        assert mapped_resident_bytes(path) == 0
+        store.block_cache = type(store.block_cache)()  # no decompressed block left: reads go to the files again
+        for reader in store.records:
+            reader._cache = store.block_cache
+        assert_reads(store, expected)
+        assert mapped_resident_bytes(path) > 1 << 20
     finally:
         store.close()
