@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -37,12 +36,12 @@ def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
     try:
         # NodeCreated, EdgeCreated, then Alice's residence and employer put in force (FactPromoted × 2)
         assert [lines.next_event()["seq"] for _ in range(4)] == [1, 2, 3, 4]
-        started = time.monotonic()
-        remember(isolated_home, SECOND)  # a writer, while the follower polls: not blocked (no --wait)
+        # Writers while the follower polls: they open with wait=0, so a lock the follower held would make them
+        # fail at once (Busy) rather than wait; no clock is needed to see that they were not blocked.
+        remember(isolated_home, SECOND)
         key = sorted(node_keys(isolated_home))[0]
         with open_memory(isolated_home) as memory:
             memory.feedback(key, "pin")
-        assert time.monotonic() - started < 10
         later = [lines.next_event() for _ in range(3)]
         assert [(event["seq"], event["type"]) for event in later] == [
             (5, "NodeCreated"), (6, "EdgeCreated"), (7, "WeightUpdated")]
