@@ -662,7 +662,7 @@ def long_line_report(found: dict) -> str:
              "(memctl/ingest/cutting.py), each turn into raw passages of sentence windows weighing at most 96 "
              "(engine/raw/passage_text.py); the ordinary paragraphs are turns of their own, most of them one "
              "passage. Both ingests end with the flush that builds the raw passage index (their records pass "
-             "the 1 MiB a closing writer flushes above), a segment per 2 MiB of chunks.")
+             "the 1 MiB a closing writer flushes above), a segment per 1 MiB of chunks.")
     return table(["plain text input", "bytes", "wall", "CPU", "CPU s/MB", "per MB vs ordinary (<= 2x)",
                   "peak RSS", "RSS/input (<= 4x)", "RSS above the few-byte ingest / input"], rows) + "\n\n" + notes
 
