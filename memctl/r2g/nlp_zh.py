@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from memctl.language.lexicon import aliases, chinese_words, gazetteer, lexicon_cache
 from memctl.language.timenorm import TimeExpr
+from memctl.model import normalize_text
 from memctl.r2g.predicates import chinese_surface_words, fallback_predicate, lexicon
 from memctl.r2g.structures import Analysis, Mention, RawFact
 
@@ -47,8 +48,10 @@ _NOUN_FLAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "ng", "zg",
 _TOPONYM_FINALS = frozenset("州京阳安山海江河湖岛城市县区镇村港口门庆沙宁原昌南北东西林川肥都汉津连坊台关德兴化庄桥滨源")
 # Single-character verbs that jieba's dictionary tags otherwise (去/t, 学/n, 丢/zg).
 _VERB_CHARACTERS = "去来回吃喝买卖学丢住搬借踢唱跑写读教修寄喂遛待看玩听画叫找送问见"
+# Classes of names. nper (妈妈, 医生) and nplace (公园, 家里) are our lexicon's common nouns: a relative is a Person
+# (_person_type), an occupation or a place noun names no entity.
 _NAME_FLAGS = {"nr": "Person", "nrt": "Person", "nrfg": "Person", "ns": "Location", "nt": "Organization",
-               "nprod": "Product", "nper": "Person", "nplace": "Location"}
+               "nprod": "Product"}
 _ENTITY_TAGS = {"Location": "ns", "Organization": "nt", "Product": "nprod", "Person": "nr", "Object": "n", "Other": "nz"}
 
 
@@ -112,7 +115,6 @@ def _has_han(text: str) -> bool:
 
 _DIGIT = re.compile(r"\d")
 _SPACE_OR_HYPHEN = re.compile(r"[\s\-]")
-_COUNTABLE = re.compile(r"[0-9一二两三四五六七八九十百千万几半]")
 _LATIN_ENTITY = re.compile(r"[A-Za-z][A-Za-z0-9.+#'\-]*(?:\s?[0-9]+(?:\.[0-9]+)*)?(?:\s(?:Pro|Max|Plus|Air|mini|Ultra))*")
 
 
@@ -135,7 +137,7 @@ def tokenize(sentence: str, times: list[TimeExpr]) -> list[Token]:
         for piece in pieces:
             tokens.extend(_repair(piece, tagger))
         position += len(word)
-    tokens = _merge_short_names(_merge_latin_entities(sentence, tokens))
+    tokens = _merge_proper_names(_merge_split_names(_merge_short_names(_merge_latin_entities(sentence, tokens))))
     return _merge_times(tokens, times)
 
 
@@ -179,6 +181,76 @@ def _merge_short_names(tokens: list[Token]) -> list[Token]:
         if (previous is not None and previous.text in ("小", "老", "阿") and len(token.text) == 1
                 and token.text in _SURNAMES and previous.end == token.start):
             merged[-1] = Token(previous.text + token.text, "nr", previous.start, token.end, entity_type="Person")
+            continue
+        merged.append(token)
+    return merged
+
+
+# Around a name jieba cut after its surname (郭 + 志强, 刘子 + 墨): where a sentence names a person.
+_NAME_OPENERS = frozenset({"叫", "是", "和", "跟", "与", "给", "让", "找", "，", ",", "。", "：", ":"})
+_NAME_CLOSERS = frozenset({"的", "是", "和", "跟", "与", "说", "在", "今年", "，", ",", "。", "！", "？"})
+_NOT_SURNAME_FLAGS = frozenset({"m", "r", "x", "ns", "nt", "nz", "nplace", "nper"})  # 沈阳人 is from 沈阳
+_NOT_NAME_PARTS = frozenset({"v", "vn", "p", "c", "u", "uj", "ul", "uz", "d", "r", "m", "q", "x", "t", "f", "y", "e"})
+
+
+def _merge_split_names(tokens: list[Token]) -> list[Token]:
+    """郭志强的生日, 张欣怡的…, 刘子墨是我的下属: jieba cuts a three-character name it does not know after its
+    surname (or after a two-character piece it takes for a name); where the sentence names a person (at its
+    start or after 叫/是/和, before 的/是/和) the pieces are one Person."""
+    merged: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        after = tokens[index + 2] if index + 2 < len(tokens) else None
+        before = merged[-1] if merged else None
+        if (following is not None and len(token.text) + len(following.text) == 3 and token.text[0] in _SURNAMES
+                and token.flag not in _NOT_SURNAME_FLAGS and following.flag not in _NOT_SURNAME_FLAGS and _has_han(following.text)
+                and following.flag not in _NOT_NAME_PARTS and following.text not in _FUNCTION_CHARACTERS
+                and (before is None or before.text in _NAME_OPENERS) and (after is None or after.text in _NAME_CLOSERS)
+                and not (token.entity_type and token.entity_type != "Person")):
+            merged.append(Token(token.text + following.text, "nr", token.start, following.end, entity_type="Person"))
+            index += 2
+            continue
+        merged.append(token)
+        index += 1
+    return merged
+
+
+_ORGANIZATION_NAME_PARTS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "vn", "j", "eng", "nper", "nplace", "an"})
+_PROPER_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "j", "eng"})
+_PLACE_NAME_PARTS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nz", "j"})
+_ORGANIZATION_NAME_CHARS = 12
+
+
+def _merge_proper_names(tokens: list[Token]) -> list[Token]:
+    """An organisation's or a place's name that jieba cut into words is one token: 上海卓越营销集团 (not a person
+    卓越), 青岛齐鲁银行支行, 广州金鼎律师事务所, 紫荆花园, 恒隆广场. An organisation needs a proper name among its
+    words (设计公司, 一家银行 are common nouns); a place name is one word before a place-name suffix."""
+    names = gazetteer()
+    merged: list[Token] = []
+    for token in tokens:
+        kind = ("Organization" if token.text in names.organization_suffixes_zh
+                else "Location" if token.text in names.place_name_suffixes_zh else None)
+        if kind is None and token.flag != "nplace" and len(token.text) > 2 and token.text.endswith(names.place_name_suffixes_zh):
+            token.flag, token.entity_type = "ns", "Location"  # 儿童公园 as one jieba word
+        start = len(merged)
+        if kind == "Organization":
+            while (start > 0 and (merged[start - 1].flag in _ORGANIZATION_NAME_PARTS or merged[start - 1].entity_type)
+                   and merged[start - 1].time_index is None
+                   and sum(len(part.text) for part in merged[start - 1 :]) <= _ORGANIZATION_NAME_CHARS):
+                start -= 1
+            if not any(part.flag in _PROPER_FLAGS or part.entity_type for part in merged[start:]):
+                start = len(merged)
+        elif kind == "Location" and merged:
+            previous = merged[-1]
+            if (len(previous.text) == 2 and previous.flag in _PLACE_NAME_PARTS and previous.entity_type in (None, "Location")
+                    and previous.time_index is None):
+                start -= 1
+        if start < len(merged):
+            parts = merged[start:]
+            text = "".join(part.text for part in parts) + token.text
+            merged[start:] = [Token(text, _ENTITY_TAGS[kind], parts[0].start, token.end, entity_type=kind)]
             continue
         merged.append(token)
     return merged
@@ -230,8 +302,11 @@ def _repair(token: Token, tagger) -> list[Token]:
         # 沈阳人, 济南人: where someone is from, not a person's name
         place = Token(token.text[:-1], "ns", token.start, token.end - 1)
         return [place, Token("人", "n", token.end - 1, token.end)]
-    if token.flag == "ns" and len(token.text) == 2 and token.text[-1] not in _TOPONYM_FINALS and token.text not in gazetteer().locations:
+    if token.flag == "ns" and len(token.text) == 2 and (token.text[-1] not in _TOPONYM_FINALS or token.text in _NOT_PLACES) and token.text not in gazetteer().locations:
         token.flag = "n"
+        return [token]
+    if token.flag == "nrt" and tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_TRANSLITERATION_FREQUENCY:
+        token.flag = "n"  # 宜人 (236): jieba's transliterated names are rare words (凯奇 4, 乔丹 …)
         return [token]
     if token.flag.startswith("nr") and token.flag != "nrt":
         if not _plausible_name(token.text, tagger) or tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_WORD_FREQUENCY:
@@ -260,6 +335,8 @@ def _place_word(text: str, tagger) -> bool:
 # jieba's dictionary tags everyday words nr (安静 1199, 沙滩 993, 阳光 3451, 明白 10875, 顾客 1365); the names it
 # knows are rarer (李娜 438, 周杰伦 89, 刘德华 37).
 _COMMON_WORD_FREQUENCY = 600
+_COMMON_TRANSLITERATION_FREQUENCY = 200
+_NOT_PLACES = frozenset({"东西", "南北"})  # jieba's ns, "things" and "north and south"
 
 
 def _plausible_name(word: str, tagger) -> bool:
@@ -356,23 +433,43 @@ def _merge_span(tokens: list[Token], start: int, end: int, merged: Token) -> lis
 # noun phrases
 
 
-def _entity_type_of(tokens: list[Token], role: str | None) -> str:
+def _entity_type_of(tokens: list[Token], role: str | None) -> str | None:
+    """The entity type of a noun phrase, or None for a common noun (手机, 公园, 农民): that stays a word of its
+    fact, not an Entity node. Names are typed by their class; organisation and place names that jieba cuts into
+    pieces were joined by the tokenizer (_merge_proper_names)."""
     head = tokens[-1]
-    text = "".join(token.text for token in tokens)
     if head.entity_type:
         return head.entity_type
+    text = "".join(token.text for token in tokens)
+    if head.flag == "nper" or head.text in gazetteer().person_nouns_zh or text.endswith(_PERSON_SUFFIXES):
+        return _person_type(text)
+    return _NAME_FLAGS.get(head.flag)
+
+
+# Before a person noun, these keep it a particular person (男同事, 前老板, 好朋友); a surname makes it a name
+# (王老师, 李经理); any other word makes it an occupation (销售经理, 语文老师, 科室主任).
+_PERSON_NOUN_MODIFIERS = frozenset("男女老小大前新好亲")
+# Relations that are also jobs: after another word they name the job (销售经理, 语文老师, 健身教练).
+_TITLE_NOUNS = frozenset({"经理", "老师", "主管", "总监", "师傅", "教练", "导师", "老板", "领导", "学生"})
+
+
+def _person_type(text: str) -> str | None:
+    """Person for a relative or someone named by a title (我表哥, 王老师); None for an occupation (厨师, 大学教授):
+    what someone does is a value of their job, not a person of its own."""
     names = gazetteer()
-    if head.text in names.person_nouns_zh or text.endswith(_PERSON_SUFFIXES):
+    if text in names.occupation_nouns_zh:
+        return None
+    if text in names.person_nouns_zh:
         return "Person"
-    if head.flag == "nplace" and role == "PATIENT":
-        return "Object"  # 开了一家餐厅: a place noun as the thing acted on
-    if head.flag in _NAME_FLAGS:
-        return _NAME_FLAGS[head.flag]
-    if text.endswith(names.organization_suffixes_zh) and role != "LOCATION":
-        return "Organization"
-    if role == "LOCATION" or (role is None and (text in names.place_nouns_zh or text.endswith(names.place_suffixes_zh))):
-        return "Location"
-    return "Object"
+    suffix = next((noun for noun in (*names.person_nouns_zh, *_PERSON_SUFFIXES, *names.occupation_nouns_zh)
+                   if text.endswith(noun) and len(noun) < len(text)), None)
+    if suffix in names.person_nouns_zh and suffix not in names.occupation_nouns_zh and suffix not in _TITLE_NOUNS:
+        return "Person"  # 大学同学, 前男友: a relation, whatever comes before it
+    prefix = text[: len(text) - len(suffix)] if suffix else text
+    if (prefix.startswith(_COMPOUND_SURNAMES) and len(prefix) == 2) or (len(prefix) == 1 and (
+            prefix in _SURNAMES or prefix in _PERSON_NOUN_MODIFIERS)) or (len(prefix) == 2 and prefix[0] in "小老" and prefix[1] in _SURNAMES):
+        return "Person"
+    return None
 
 
 def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, sink: list[Mention]):
@@ -422,6 +519,8 @@ def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, si
     if len(run) >= 2 and run[-1].entity_type == "Person" and run[-2].flag == "nper":
         sink.append(_mention(run[:-1], "Person"))
         run = run[-1:]
+    if position < end and tokens[position].text == "们":
+        return _mention(run, None), position  # 孩子们, 同事们: people in general, no one entity
     return _mention(run, _entity_type_of(run, role)), position
 
 
@@ -430,8 +529,8 @@ def _after_de(tokens: list[Token], position: int) -> bool:
 
 
 def _named(run: list[Token]) -> list[Mention]:
-    return [_mention([token], token.entity_type or _NAME_FLAGS[token.flag]) for token in run
-            if token.entity_type or token.flag in _NAME_FLAGS]
+    typed = ((token, _entity_type_of([token], None)) for token in run)
+    return [_mention([token], entity_type) for token, entity_type in typed if entity_type is not None]
 
 
 def _mention(run: list[Token], entity_type: str | None) -> Mention:
@@ -476,7 +575,7 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
     facts: list[RawFact] = []
     subjects: list[Mention] = []
     mentions = [_mention([token], _entity_type_of([token], None)) for token in tokens
-                if token.entity_type or (token.flag in _NAME_FLAGS and token.flag not in ("nper", "nplace"))]
+                if token.entity_type or token.flag in _NAME_FLAGS]
     carried_times: list[Token] = []
     for start, end in _clauses(tokens):
         state = _Clause(subjects=[], mentions=mentions, pending={})
@@ -566,18 +665,19 @@ def _attribute(sentence: str, tokens: list[Token], start: int, end: int, mention
             or match["attribute"] in gazetteer().person_nouns_zh):
         return None  # 我的生日是…, 王强的妻子是护士: a person's relation is an ordinary clause
     owner_text, value_text = match["owner"], match["value"]
-    owner_type = _object_type(owner_text, "AGENT") if owner_text in gazetteer().person_nouns_zh else "Other"
-    owner = Mention(owner_text, match.start("owner"), match.end("owner"), owner_type, confidence=0.75)
-    value_tokens = [token for token in tokens[start:end] if match.start("value") <= token.start and token.end <= match.end("value")]
+    named_owner = next((mention for mention in mentions
+                        if (mention.start, mention.end) == (match.start("owner"), match.end("owner"))), None)
+    if named_owner is not None:
+        owner = named_owner  # 郭志强的生日: the person the analyser named, one entity with one type
+    else:
+        owner_type = _person_type(owner_text) if owner_text in gazetteer().person_nouns_zh else "Other"
+        owner = Mention(owner_text, match.start("owner"), match.end("owner"), owner_type, confidence=0.75)
     named = [mention for mention in mentions if match.start("value") <= mention.start and mention.end <= match.end("value")]
     if len(named) == 1 and (named[0].start, named[0].end) == (match.start("value"), match.end("value")):
         value = named[0]
     else:
         # a quantity or a description (六千人, 展示精选模型作品…) is a value, not an entity
-        countable = bool(_COUNTABLE.match(value_text)) or any(
-            token.flag in ("m", "q", "mq") for token in value_tokens)
-        value = Mention(value_text, match.start("value"), match.end("value"),
-                        None if countable or len(value_text) > 12 else "Object", confidence=0.6)
+        value = Mention(value_text, match.start("value"), match.end("value"), None, confidence=0.6)
     fact = RawFact(f"has_{match['attribute']}", sentence[match.end("owner") : match.start("value")],
                    match.end("owner"), match.start("value"))
     fact.add_role("AGENT", owner)
@@ -605,7 +705,7 @@ def _assign_agents(facts: list[RawFact], state: _Clause, inherited: list[Mention
 def _word_class(token: Token) -> str:
     if token.time_index is not None:
         return "time"
-    if token.entity_type or token.flag in _NAME_FLAGS:
+    if token.entity_type or token.flag in _NAME_FLAGS or token.flag in ("nper", "nplace"):
         return "name"
     if token.is_noun:
         return "noun"
@@ -837,7 +937,7 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, match, state
     if match is not None and match.object_start is not None:
         object_text = sentence[match.object_start : match.object_end]
         fact.add_role(role, Mention(object_text, match.object_start, match.object_end,
-                                    _object_type(object_text, role), confidence=0.8))
+                                    _object_type(object_text), confidence=0.8))
     if state.complement_of is not None:
         # 喜欢吃香菜, 学做蛋糕: the complement verb lends its object to the verb of liking and makes no fact.
         owner = state.complement_of
@@ -888,16 +988,17 @@ def _carry_location(state: _Clause, fact: RawFact) -> None:
         state.pending.pop(role, None)
 
 
-def _object_type(text: str, role: str) -> str:
+def _object_type(text: str) -> str | None:
+    """The type of an object the verb lexicon matched as written (搬到深圳): a name's, or None for a common
+    noun."""
     alias = aliases().exact.get(text)
     if alias:
         return alias.entity_type
-    names = gazetteer()
-    if text in names.person_nouns_zh:
-        return "Person"
-    if role == "LOCATION" or text in names.place_nouns_zh:
+    if text in gazetteer().person_nouns_zh or text in gazetteer().occupation_nouns_zh:
+        return _person_type(text)
+    if normalize_text(text) in gazetteer().locations:
         return "Location"
-    return "Object"
+    return _NAME_FLAGS.get(_pos_tokenizer().word_tag_tab.get(text, ""))
 
 
 def _object(tokens: list[Token], index: int, end: int, role: str, sink: list[Mention]):
@@ -925,6 +1026,7 @@ def _trailing_location(tokens: list[Token], index: int, end: int, fact: RawFact,
         mention, after = _noun_phrase(tokens, index + 1, end, "LOCATION", sink)
         if mention is not None:
             # 感受到孩子们的快乐, 送到妈妈手里: a person reached is no place
-            fact.add_role("PATIENT" if mention.entity_type == "Person" else "LOCATION", mention)
+            person = mention.entity_type == "Person" or mention.text in gazetteer().person_nouns_zh
+            fact.add_role("PATIENT" if person else "LOCATION", mention)
             return _skip_localizer(tokens, after, end)
     return index

@@ -157,7 +157,7 @@ def _zh_frames() -> tuple:
         ("called", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{1,4}}?)叫(?P<z>.+)$"),
         ("inverse", r"^(?P<z>[^\s，。的我你他她它]{2,8}?)是我的(?P<y>[^\s，。的]{1,6})$"),
         ("pronoun", rf"^(?P<x>其|它的|他的|她的)(?P<y>[^\s的是为叫有]{{1,8}}?){_ZH_NEGATION}{_ZH_IS}(?P<z>.+)$"),
-        ("named", rf"^(?P<x>[^\s，。的我你他她它其]{{2,24}}?)的(?P<y>[^\s的是为有]{{1,8}}?){_ZH_NEGATION}"
+        ("named", rf"^(?!但|而|可是|这|那)(?P<x>[^\s，。的我你他她它其]{{2,24}}?)的(?P<y>[^\s的是为有]{{1,8}}?){_ZH_NEGATION}"
                   rf"{_ZH_IS}(?P<z>.+)$"),
     )
     return tuple((frame, re.compile(pattern)) for frame, pattern in frames)
@@ -231,6 +231,7 @@ def _kind(state, frame, match, base: int, start: int, end: int) -> SlotFact | No
         return None  # 我妈妈是个好人: no place before 人
     if frame == "occupation" and not (
             match["work"] or match["did"] or value.endswith(_ZH_OCCUPATION_ENDS)
+            or value.endswith(tuple(gazetteer().occupation_nouns_zh))
             or (value in gazetteer().person_nouns_zh and not lexicon.person_noun(value, "zh"))):
         return None
     surface = "老家" if frame == "origin" else "职业"
@@ -661,7 +662,8 @@ def _person_name(state: _Sentence, value: str, mention: Mention | None) -> bool:
         # A name the analyser missed: two to four Han characters that are no word of a slot or a function word.
         return (_ZH_NAME.fullmatch(value) is not None and not _ZH_NOT_IN_NAMES.search(value)
                 and slot_lexicon().named_by(value, "zh") is None
-                and not any(noun in value for noun in gazetteer().person_nouns_zh))
+                and not any(noun in value for noun in gazetteer().person_nouns_zh)
+                and not any(noun in value for noun in gazetteer().occupation_nouns_zh))  # 大学教授 is no name
     return re.fullmatch(_EN_NAME, value) is not None and value.split()[0] not in _EN_NON_NAMES
 
 
