@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from memctl.language.lexicon import aliases, chinese_words, gazetteer, lexicon_cache
+from memctl.language.slot_lexicon import slot_lexicon
 from memctl.language.timenorm import TimeExpr
 from memctl.model import normalize_text
 from memctl.r2g.predicates import chinese_surface_words, fallback_predicate, lexicon
@@ -189,8 +190,8 @@ def _merge_short_names(tokens: list[Token]) -> list[Token]:
 # Around a name jieba cut after its surname (郭 + 志强, 刘子 + 墨): where a sentence names a person.
 _NAME_OPENERS = frozenset({"叫", "是", "和", "跟", "与", "给", "让", "找", "，", ",", "。", "：", ":"})
 _NAME_CLOSERS = frozenset({"的", "是", "和", "跟", "与", "说", "在", "今年", "，", ",", "。", "！", "？"})
-_NOT_SURNAME_FLAGS = frozenset({"m", "r", "x", "ns", "nt", "nz", "nplace", "nper"})  # 沈阳人 is from 沈阳
-_NOT_NAME_PARTS = frozenset({"v", "vn", "p", "c", "u", "uj", "ul", "uz", "d", "r", "m", "q", "x", "t", "f", "y", "e"})
+_NOT_SURNAME_FLAGS = frozenset({"m", "r", "ns", "nt", "nz", "nplace", "nper"})  # 沈阳人 is from 沈阳
+_NOT_NAME_PARTS = frozenset({"v", "vn", "p", "c", "u", "uj", "ul", "uz", "d", "r", "m", "q", "t", "f", "y", "e"})
 
 
 def _merge_split_names(tokens: list[Token]) -> list[Token]:
@@ -223,6 +224,17 @@ _PLACE_NAME_PARTS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nz", "j"})
 _ORGANIZATION_NAME_CHARS = 12
 
 
+_GENERIC_AREAS = frozenset({"地区", "本地", "当地", "附近", "周边", "各地", "全国"})
+
+
+def _organization_name_part(token: Token) -> bool:
+    """A word of an organisation's name: a noun or name, an ordinal (上海浦东新区第一中学), a verb of its trade
+    (速递); not a one-character verb (在上海开公司)."""
+    return token.time_index is None and (token.flag in _ORGANIZATION_NAME_PARTS or token.entity_type is not None
+                                         or (token.flag == "m" and token.text.startswith("第"))
+                                         or (token.flag == "v" and len(token.text) >= 2))  # 金陵速递服务有限公司
+
+
 def _merge_proper_names(tokens: list[Token]) -> list[Token]:
     """An organisation's or a place's name that jieba cut into words is one token: 上海卓越营销集团 (not a person
     卓越), 青岛齐鲁银行支行, 广州金鼎律师事务所, 紫荆花园, 恒隆广场. An organisation needs a proper name among its
@@ -236,12 +248,12 @@ def _merge_proper_names(tokens: list[Token]) -> list[Token]:
             token.flag, token.entity_type = "ns", "Location"  # 儿童公园 as one jieba word
         start = len(merged)
         if kind == "Organization":
-            while (start > 0 and (merged[start - 1].flag in _ORGANIZATION_NAME_PARTS or merged[start - 1].entity_type)
-                   and merged[start - 1].time_index is None
+            while (start > 0 and _organization_name_part(merged[start - 1])
                    and sum(len(part.text) for part in merged[start - 1 :]) <= _ORGANIZATION_NAME_CHARS):
                 start -= 1
-            if not any(part.flag in _PROPER_FLAGS or part.entity_type for part in merged[start:]):
-                start = len(merged)
+            if not any(part.flag in _PROPER_FLAGS or part.entity_type for part in merged[start:]) or any(
+                    part.text in _GENERIC_AREAS for part in merged[start:]):
+                start = len(merged)  # 设计公司, 深圳地区银行: a kind of organisation, not one named
         elif kind == "Location" and merged:
             previous = merged[-1]
             if (len(previous.text) == 2 and previous.flag in _PLACE_NAME_PARTS and previous.entity_type in (None, "Location")
@@ -336,7 +348,7 @@ def _place_word(text: str, tagger) -> bool:
 # knows are rarer (李娜 438, 周杰伦 89, 刘德华 37).
 _COMMON_WORD_FREQUENCY = 600
 _COMMON_TRANSLITERATION_FREQUENCY = 200
-_NOT_PLACES = frozenset({"东西", "南北"})  # jieba's ns, "things" and "north and south"
+_NOT_PLACES = frozenset({"东西", "南北", "夕阳"})  # jieba's ns: "things", "north and south", "the setting sun"
 
 
 def _plausible_name(word: str, tagger) -> bool:
@@ -472,6 +484,9 @@ def _person_type(text: str) -> str | None:
     return None
 
 
+_DEMONSTRATIVES = ("这个", "那个", "这位", "那位")
+
+
 def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, sink: list[Mention]):
     """The noun phrase starting at `index` (after determiners, numbers, adjectives and 的-modifiers).
 
@@ -508,8 +523,9 @@ def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, si
         if token.flag in ("a", "b") and not run and position + 1 < end and tokens[position + 1].is_noun:
             position += 1  # 新 笔记本
             continue
-        if token.flag == "r" and token.text in words["pronouns"] and not run and position + 1 < end and tokens[position + 1].is_noun:
-            position += 1  # 我 女儿 → 女儿
+        if token.flag == "r" and token.text in words["pronouns"] and not run and position + 1 < end and (
+                tokens[position + 1].is_noun or tokens[position + 1].text in _DEMONSTRATIVES):
+            position += 1  # 我 女儿 → 女儿, 我那个下属 → 下属
             continue
         break
     sink.extend(modifiers)
@@ -594,7 +610,8 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
                                               time_index=time_token.time_index, confidence=0.9))
         carried_times = [] if clause_facts else clause_times
         facts.extend(fact for fact in clause_facts
-                     if _has_holder(sentence, fact, tokens[start].start) and not _relative_copula(tokens[start:end]))
+                     if _has_holder(sentence, fact, tokens[start].start) and _has_content(fact)
+                     and not _relative_copula(tokens[start:end]))
     if speaker:
         _own_relatives(sentence, mentions, facts, speaker)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
@@ -604,8 +621,6 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
 def _own_relatives(sentence: str, mentions: list[Mention], facts: list[RawFact], speaker: str) -> None:
     """我表哥 is 用户的表哥, as the slot facts name him: one entity per relative of one speaker, not a 表哥 that every
     speaker's cousin would share. 王强的妻子 is 王强's, not the speaker's."""
-    from memctl.language.slot_lexicon import slot_lexicon
-
     lexicon = slot_lexicon()
     for group in [mentions, *(fillers for fact in facts for fillers in fact.roles.values())]:
         for position, mention in enumerate(group):
@@ -639,6 +654,12 @@ def _has_holder(sentence: str, fact: RawFact, clause_start: int) -> bool:
         for agent in agents)
 
 
+def _has_content(fact: RawFact) -> bool:
+    """我超喜欢…'s 超, 变紧致了's 致, 要是能…'s 能: one character the lexicon does not know, with no argument but its
+    holder, names no event."""
+    return fact.from_lexicon or len(fact.raw) > 1 or any(role not in ("AGENT", "TIME") for role in fact.roles)
+
+
 def _relative_copula(clause: list[Token]) -> bool:
     """我参观的是一家口腔医院, 我刚才经过的那个公园是中心公园, 我平时用的美妆品是…: 是 after a 的-phrase that is
     no possessive identifies what the phrase names (a visit, a taste, a thing used); the clause says what that
@@ -670,6 +691,10 @@ def _attribute(sentence: str, tokens: list[Token], start: int, end: int, mention
     if named_owner is not None:
         owner = named_owner  # 郭志强的生日: the person the analyser named, one entity with one type
     else:
+        if slot_lexicon().named_by(match["attribute"], "zh") is not None:
+            # the words of an event's name (沿湖游徒乐趣多's 游徒, 医疗创新高峰会's 高峰会) name nothing of their own
+            mentions[:] = [mention for mention in mentions
+                           if not (match.start("owner") <= mention.start and mention.end <= match.end("owner"))]
         owner_type = _person_type(owner_text) if owner_text in gazetteer().person_nouns_zh else "Other"
         owner = Mention(owner_text, match.start("owner"), match.end("owner"), owner_type, confidence=0.75)
     named = [mention for mention in mentions if match.start("value") <= mention.start and mention.end <= match.end("value")]
@@ -826,7 +851,7 @@ def _subject(tokens: list[Token], index: int, end: int, state: _Clause) -> int:
     token = tokens[index]
     following = tokens[index + 1] if index + 1 < end else None
     if token.flag == "r" and token.text in chinese_words()["pronouns"] and not (
-        following is not None and (following.is_noun or following.text in ("的", "家"))
+        following is not None and (following.is_noun or following.text in ("的", "家", *_DEMONSTRATIVES))
     ):
         mention, after = _pronoun(token), index + 1
     else:
@@ -904,8 +929,9 @@ def _verb_position(tokens: list[Token], index: int, end: int) -> bool:
 
 
 def _modifier_verb(tokens: list[Token], index: int, end: int) -> bool:
-    """A verb directly before 的 modifies a noun (生病的妈妈, 好吃的餐厅): not an event of its own."""
-    return tokens[index].is_verb and index + 1 < end and tokens[index + 1].text == "的"
+    """A verb directly before 的 modifies a noun (生病的妈妈, 好吃的餐厅): not an event of its own. A clause-final 的
+    modifies nothing (挺喜欢旅游的)."""
+    return tokens[index].is_verb and index + 2 < end and tokens[index + 1].text == "的"
 
 
 def _skip_localizer(tokens: list[Token], index: int, end: int) -> int:
@@ -944,7 +970,7 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, match, state
         object_mention, after = _object(tokens, after, end, object_role, state.mentions)
         if object_mention is not None:
             owner.add_role("LOCATION" if object_role == "LOCATION" else "PATIENT", object_mention)
-        elif match is not None and match.object_start is None and object_role == "PATIENT" and not fact.roles:
+        elif (match is not None and match.object_start is None or token.is_verb) and not fact.roles:
             owner.add_role("PATIENT", Mention(raw, token.start, verb_end, None, confidence=0.6))
         for role_name, fillers in fact.roles.items():
             for filler in fillers:
@@ -963,7 +989,10 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, match, state
         object_role = "RECIPIENT"  # 卖给同事, 送给了妹妹: the person after V给 receives
         after += 0 if raw.endswith("给") else 1
     object_mention, after = _object(tokens, after, end, object_role, state.mentions)
-    if (object_mention is not None and raw in ("做", "当", "担任") and object_mention.entity_type == "Person"
+    if object_mention is not None and raw in ("是", "做", "当", "担任") and _names_a_job(object_mention):
+        object_mention = Mention(object_mention.text, object_mention.start, object_mention.end, None,
+                                 confidence=object_mention.confidence)  # 是硬件部的经理: a job, no person of its own
+    if (object_mention is not None and raw in ("做", "当", "担任") and _names_a_job(object_mention)
             and state.pending.get("LOCATION")):
         # 在华为做工程师: working somewhere in a role is work_at, the role is not a thing acted on.
         fact.predicate, fact.from_lexicon = "work_at", True
@@ -978,6 +1007,14 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, match, state
         return None, after
     _carry_location(state, fact)
     return fact, after
+
+
+def _names_a_job(mention: Mention) -> bool:
+    """经理, 销售经理, 护士 after 是/当: what someone works as, not a name (王经理 keeps its surname's type)."""
+    names = gazetteer()
+    person_noun = mention.text.endswith((*names.person_nouns_zh, *names.occupation_nouns_zh, *_PERSON_SUFFIXES))
+    return not mention.pronoun and person_noun and (
+        _person_type(mention.text) is None or mention.text.endswith(tuple(_TITLE_NOUNS)) and mention.text[0] not in _SURNAMES)
 
 
 def _carry_location(state: _Clause, fact: RawFact) -> None:
