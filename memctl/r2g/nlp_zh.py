@@ -138,7 +138,8 @@ def tokenize(sentence: str, times: list[TimeExpr]) -> list[Token]:
         for piece in pieces:
             tokens.extend(_repair(piece, tagger))
         position += len(word)
-    tokens = _merge_proper_names(_merge_split_names(_merge_short_names(_merge_latin_entities(sentence, tokens))))
+    tokens = _merge_split_names(_merge_short_names(_merge_latin_entities(sentence, tokens)))
+    tokens = _merge_occupations(_merge_proper_names(_adjectives_after_degree(tokens)))
     return _merge_times(tokens, times)
 
 
@@ -172,6 +173,33 @@ def _block_words():
     from memctl.r2g.recent import Recent
 
     return Recent(BLOCKS_REMEMBERED)
+
+
+_DEGREE_ADVERBS = frozenset({"很", "挺", "特别", "非常", "真", "太", "好", "超", "十分", "相当", "比较", "更", "最"})
+
+
+def _adjectives_after_degree(tokens: list[Token]) -> list[Token]:
+    """社区氛围特别温馨: after a degree adverb, a word jieba takes for a name (温馨/nr) is an adjective."""
+    for previous, token in zip(tokens, tokens[1:]):
+        if previous.text in _DEGREE_ADVERBS and token.entity_type == "Person" and not token.canonical:
+            token.flag, token.entity_type = "a", None
+    return tokens
+
+
+def _merge_occupations(tokens: list[Token]) -> list[Token]:
+    """销售经理, 研发总监: a trade the verb lexicon does not know before a job noun is one noun (an occupation),
+    not a verb 销售 whose object is a manager."""
+    names = gazetteer()
+    merged: list[Token] = []
+    for token in tokens:
+        previous = merged[-1] if merged else None
+        if (previous is not None and previous.flag in ("v", "vn") and len(previous.text) >= 2
+                and lexicon().zh_words.get(previous.text) is None
+                and (token.text in _TITLE_NOUNS or token.text in names.occupation_nouns_zh)):
+            merged[-1] = Token(previous.text + token.text, "n", previous.start, token.end)
+            continue
+        merged.append(token)
+    return merged
 
 
 def _merge_short_names(tokens: list[Token]) -> list[Token]:
@@ -229,10 +257,11 @@ _GENERIC_AREAS = frozenset({"地区", "本地", "当地", "附近", "周边", "�
 
 def _organization_name_part(token: Token) -> bool:
     """A word of an organisation's name: a noun or name, an ordinal (上海浦东新区第一中学), a verb of its trade
-    (速递); not a one-character verb (在上海开公司)."""
+    (速递); not a one-character verb (在上海开公司) nor one the verb lexicon knows (记者参加公司团建)."""
     return token.time_index is None and (token.flag in _ORGANIZATION_NAME_PARTS or token.entity_type is not None
                                          or (token.flag == "m" and token.text.startswith("第"))
-                                         or (token.flag == "v" and len(token.text) >= 2))  # 金陵速递服务有限公司
+                                         or (token.flag == "v" and len(token.text) >= 2
+                                             and lexicon().zh_words.get(token.text) is None))  # 金陵速递服务有限公司
 
 
 def _merge_proper_names(tokens: list[Token]) -> list[Token]:
@@ -278,7 +307,7 @@ def _unknown_word(word: str, position: int, tagger) -> list[Token]:
     name_end = len(word)
     while name_end > 0 and word[name_end - 1] in _FUNCTION_CHARACTERS:
         name_end -= 1
-    if name_end >= 2 and _plausible_name(word[:name_end], tagger):
+    if name_end >= 2 and plausible_name(word[:name_end]):
         name = Token(word[:name_end], "nr", position, position + name_end, entity_type="Person")
         return [name, *_dictionary_pieces(word[name_end:], position + name_end, tagger)]
     return _dictionary_pieces(word, position, tagger)
@@ -321,7 +350,7 @@ def _repair(token: Token, tagger) -> list[Token]:
         token.flag = "n"  # 宜人 (236): jieba's transliterated names are rare words (凯奇 4, 乔丹 …)
         return [token]
     if token.flag.startswith("nr") and token.flag != "nrt":
-        if not _plausible_name(token.text, tagger) or tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_WORD_FREQUENCY:
+        if not plausible_name(token.text) or tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_WORD_FREQUENCY:
             return _resplit(token, tagger)
         token.entity_type = "Person"
         return [token]
@@ -351,7 +380,7 @@ _COMMON_TRANSLITERATION_FREQUENCY = 200
 _NOT_PLACES = frozenset({"东西", "南北", "夕阳"})  # jieba's ns: "things", "north and south", "the setting sun"
 
 
-def _plausible_name(word: str, tagger) -> bool:
+def plausible_name(word: str) -> bool:
     """jieba tags many non-names nr (喝咖啡, 蓝屏, 过敏), in its dictionary and from its HMM: a Chinese name
     must start with a common surname (or 小/老/阿 + surname) and must not end in a verb."""
     if not 2 <= len(word) <= 4:

@@ -660,7 +660,9 @@ def _person_name(state: _Sentence, value: str, mention: Mention | None) -> bool:
         return mention.entity_type == "Person"
     if state.lang == "zh":
         # A name the analyser missed: two to four Han characters that are no word of a slot or a function word.
-        return (_ZH_NAME.fullmatch(value) is not None and not _ZH_NOT_IN_NAMES.search(value)
+        from memctl.r2g.nlp_zh import plausible_name
+
+        return (_ZH_NAME.fullmatch(value) is not None and not _ZH_NOT_IN_NAMES.search(value) and plausible_name(value)
                 and slot_lexicon().named_by(value, "zh") is None
                 and not any(noun in value for noun in gazetteer().person_nouns_zh)
                 and not any(noun in value for noun in gazetteer().occupation_nouns_zh))  # 大学教授 is no name
