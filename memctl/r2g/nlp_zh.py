@@ -253,6 +253,7 @@ _ORGANIZATION_NAME_CHARS = 12
 
 
 _GENERIC_AREAS = frozenset({"地区", "本地", "当地", "附近", "周边", "各地", "全国"})
+_KINDS_OF_ORGANIZATION = frozenset({"公司", "集团", "分公司", "工作室"})  # 广州公司: a company in Guangzhou
 
 
 def _organization_name_part(token: Token) -> bool:
@@ -280,9 +281,11 @@ def _merge_proper_names(tokens: list[Token]) -> list[Token]:
             while (start > 0 and _organization_name_part(merged[start - 1])
                    and sum(len(part.text) for part in merged[start - 1 :]) <= _ORGANIZATION_NAME_CHARS):
                 start -= 1
-            if not any(part.flag in _PROPER_FLAGS or part.entity_type for part in merged[start:]) or any(
-                    part.text in _GENERIC_AREAS for part in merged[start:]):
-                start = len(merged)  # 设计公司, 深圳地区银行: a kind of organisation, not one named
+            parts = merged[start:]
+            if (not any(part.flag in _PROPER_FLAGS or part.entity_type for part in parts)
+                    or any(area in part.text for part in parts for area in _GENERIC_AREAS)
+                    or (len(parts) == 1 and parts[0].flag == "ns" and token.text in _KINDS_OF_ORGANIZATION)):
+                start = len(merged)  # 设计公司, 深圳地区银行, 广州公司: a kind of organisation, not one named
         elif kind == "Location" and merged:
             previous = merged[-1]
             if (len(previous.text) == 2 and previous.flag in _PLACE_NAME_PARTS and previous.entity_type in (None, "Location")
@@ -343,8 +346,13 @@ def _repair(token: Token, tagger) -> list[Token]:
         # 沈阳人, 济南人: where someone is from, not a person's name
         place = Token(token.text[:-1], "ns", token.start, token.end - 1)
         return [place, Token("人", "n", token.end - 1, token.end)]
-    if token.flag == "ns" and len(token.text) == 2 and (token.text[-1] not in _TOPONYM_FINALS or token.text in _NOT_PLACES) and token.text not in gazetteer().locations:
+    if token.flag == "ns" and token.text not in gazetteer().locations and (
+            len(token.text) == 2 and (token.text[-1] not in _TOPONYM_FINALS or token.text in _NOT_PLACES)
+            or token.text[-1] in _NOT_TOPONYM_FINALS):
         token.flag = "n"
+        return [token]
+    if token.flag == "nt" and token.text.endswith("会"):
+        token.flag = "n"  # 音乐会, 交易会: jieba's nt, an event's kind, no organisation
         return [token]
     if token.flag == "nrt" and tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_TRANSLITERATION_FREQUENCY:
         token.flag = "n"  # 宜人 (236): jieba's transliterated names are rare words (凯奇 4, 乔丹 …)
@@ -377,7 +385,9 @@ def _place_word(text: str, tagger) -> bool:
 # knows are rarer (李娜 438, 周杰伦 89, 刘德华 37).
 _COMMON_WORD_FREQUENCY = 600
 _COMMON_TRANSLITERATION_FREQUENCY = 200
-_NOT_PLACES = frozenset({"东西", "南北", "夕阳"})  # jieba's ns: "things", "north and south", "the setting sun"
+_NOT_PLACES = frozenset({"东西", "南北", "夕阳", "遮阳", "太阳"})  # jieba's ns: "things", "the setting sun", "shade"…
+# jieba's ns ending like a measure or a quality (满意度), no place's name
+_NOT_TOPONYM_FINALS = frozenset("度性率感力量")
 
 
 def plausible_name(word: str) -> bool:
@@ -683,9 +693,14 @@ def _has_holder(sentence: str, fact: RawFact, clause_start: int) -> bool:
         for agent in agents)
 
 
+_DIRECTIONAL_COMPLEMENTS = frozenset({"起来", "下来", "上来", "出来", "过来", "下去", "上去"})
+
+
 def _has_content(fact: RawFact) -> bool:
     """我超喜欢…'s 超, 变紧致了's 致, 要是能…'s 能: one character the lexicon does not know, with no argument but its
     holder, names no event."""
+    if fact.raw in _DIRECTIONAL_COMPLEMENTS:
+        return False  # 心情都好起来: the end of another verb, no event of its own
     return fact.from_lexicon or len(fact.raw) > 1 or any(role not in ("AGENT", "TIME") for role in fact.roles)
 
 

@@ -126,6 +126,7 @@ def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Men
 # Chinese
 
 _ZH_LEAD = r"(?:而且|另外|还有|其实|现在|目前|对了)?"
+_ZH_ONE_OF = re.compile(r"^(?:一个|一位|那个|这个|那位|这位)(?=..)")
 _ZH_ENDED = r"(?P<ended>以前的|之前的|原来的|过去的)?"
 _ZH_NEGATION = r"(?P<adverb>就|也|都|还|正|才|一直|真|确实|实在|可)?(?P<neg>不再|并不|不)?"
 _ZH_WEI = r"(?<![华因成作认称以行])为"  # not the 为 of 华为, 因为, 成为…
@@ -540,6 +541,8 @@ def relative_holder(state: _Sentence, noun: str, start: int, end: int, owner: st
     """The speaker's X (or `owner`'s): "Ann's aunt", "用户的婶婶"; a Person when X names a person slot or
     `person` says so."""
     owner = owner or state.speaker
+    if state.lang == "zh":
+        noun = _ZH_ONE_OF.sub("", noun)  # 我的一个下属 is 用户的下属
     name = f"{owner}的{noun}" if state.lang == "zh" else f"{owner}'s {noun.lower()}"
     person = person or slot_lexicon().person_noun(noun, state.lang)
     # Named as its canonical form, not as written: "my aunt" would become an alias of every speaker's aunt.

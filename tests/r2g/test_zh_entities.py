@@ -42,6 +42,10 @@ def test_organisation_names_are_kept_whole():
     assert _entities("我叔叔在设计公司里头当总监呢。") == [("用户的叔叔", "Person")]
     assert _entities("深圳地区银行柜员主管") == [("深圳", "Location")]
     assert _entities("上海首席记者参加公司团建") == [("上海", "Location")]
+    assert _entities("团队凝聚力拓展之旅的主要内容是参加广州公司团建") == [("团队凝聚力拓展之旅", "Other"), ("广州", "Location")]
+    assert _entities("上海地区物流公司现场招聘") == [("上海地区", "Location")]
+    assert _entities("我妈就喜欢听音乐会。") == [("用户的妈", "Person")]  # jieba's 音乐会/nt
+    assert _entities("提升旅客满意度") == []  # jieba's 满意度/ns
 
 
 def test_place_names_are_kept_whole_and_brands_are_organisations():
@@ -65,6 +69,10 @@ def test_facts_keep_a_likings_object_and_drop_content_free_characters():
     assert _facts("我上司挺喜欢旅游的。") == [("like", {"AGENT": ["用户的上司"], "PATIENT": ["旅游"]})]
     assert _facts("我那个下属特别喜欢下棋。") == [("like", {"AGENT": ["用户的下属"], "PATIENT": ["下棋"]})]
     assert "超" not in [predicate for predicate, _ in _facts("我超喜欢欧莱雅的那个奇焕润发精油。")]
+    assert "起来" not in [predicate for predicate, _ in _facts("我每天经过那，都好起来了。")]  # 好起来's 起来: no event
+    assert _facts("我昨天回来了") == [("回来", {"AGENT": ["我"], "TIME": ["昨天"]})]
+    slot = extract("我的一个下属的生日是7月12日。", "zh", speaker="用户").slots[0]
+    assert (slot.holder.canonical, slot.slot) == ("用户的下属", "birthday")
 
 
 def test_a_habit_pointing_to_a_place_names_the_place_of_the_turn():
