@@ -347,8 +347,8 @@ def _repair(token: Token, tagger) -> list[Token]:
         place = Token(token.text[:-1], "ns", token.start, token.end - 1)
         return [place, Token("人", "n", token.end - 1, token.end)]
     if token.flag == "ns" and token.text not in gazetteer().locations and (
-            len(token.text) == 2 and (token.text[-1] not in _TOPONYM_FINALS or token.text in _NOT_PLACES)
-            or token.text[-1] in _NOT_TOPONYM_FINALS):
+            len(token.text) == 2 and token.text[-1] not in _TOPONYM_FINALS
+            or token.text in _NOT_PLACES or token.text[-1] in _NOT_TOPONYM_FINALS):
         token.flag = "n"
         return [token]
     if token.flag == "nt" and token.text.endswith("会"):
@@ -385,7 +385,7 @@ def _place_word(text: str, tagger) -> bool:
 # knows are rarer (李娜 438, 周杰伦 89, 刘德华 37).
 _COMMON_WORD_FREQUENCY = 600
 _COMMON_TRANSLITERATION_FREQUENCY = 200
-_NOT_PLACES = frozenset({"东西", "南北", "夕阳", "遮阳", "太阳"})  # jieba's ns: "things", "the setting sun", "shade"…
+_NOT_PLACES = frozenset({"东西", "南北", "夕阳", "遮阳", "太阳", "人山人海"})  # jieba's ns: "things", "the setting sun"…
 # jieba's ns ending like a measure or a quality (满意度), no place's name
 _NOT_TOPONYM_FINALS = frozenset("度性率感力量")
 
@@ -694,13 +694,14 @@ def _has_holder(sentence: str, fact: RawFact, clause_start: int) -> bool:
 
 
 _DIRECTIONAL_COMPLEMENTS = frozenset({"起来", "下来", "上来", "出来", "过来", "下去", "上去"})
+_OPINION_VERBS = frozenset({"认为", "觉得", "感觉", "以为", "感到"})
 
 
 def _has_content(fact: RawFact) -> bool:
     """我超喜欢…'s 超, 变紧致了's 致, 要是能…'s 能: one character the lexicon does not know, with no argument but its
     holder, names no event."""
-    if fact.raw in _DIRECTIONAL_COMPLEMENTS:
-        return False  # 心情都好起来: the end of another verb, no event of its own
+    if fact.raw in _DIRECTIONAL_COMPLEMENTS or fact.raw in _OPINION_VERBS:
+        return False  # 心情都好起来: the end of another verb; 我认为iPhone14真心好用: an opinion, no event
     return fact.from_lexicon or len(fact.raw) > 1 or any(role not in ("AGENT", "TIME") for role in fact.roles)
 
 
@@ -847,6 +848,8 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, state: _Cl
         if _modifier_verb(tokens, index, end):
             index += 2
             continue
+        if text in ("让", "令", "使") and index + 1 < end and tokens[index + 1].text.startswith("人"):
+            break  # 真是让人心情都好起来: what it does to anyone, no one's event
         if text in _PIVOTS and index + 2 < end and _pivot(tokens, index, end, state, facts):
             index += 2
             continue

@@ -46,6 +46,8 @@ def test_organisation_names_are_kept_whole():
     assert _entities("上海地区物流公司现场招聘") == [("上海地区", "Location")]
     assert _entities("我妈就喜欢听音乐会。") == [("用户的妈", "Person")]  # jieba's 音乐会/nt
     assert _entities("提升旅客满意度") == []  # jieba's 满意度/ns
+    assert _entities("每次经过都是人山人海的") == []  # jieba's 人山人海/ns
+    assert _entities("我逛街的时候经过的那个商场是万象城。") == [("万象城", "Location")]  # not a person 万象城
 
 
 def test_place_names_are_kept_whole_and_brands_are_organisations():
@@ -71,6 +73,8 @@ def test_facts_keep_a_likings_object_and_drop_content_free_characters():
     assert "超" not in [predicate for predicate, _ in _facts("我超喜欢欧莱雅的那个奇焕润发精油。")]
     assert "起来" not in [predicate for predicate, _ in _facts("我每天经过那，都好起来了。")]  # 好起来's 起来: no event
     assert _facts("我昨天回来了") == [("回来", {"AGENT": ["我"], "TIME": ["昨天"]})]
+    assert _facts("我认为苹果的iPhone14真心好用") == []  # an opinion
+    assert _facts("我每天经过那，真是让人心情都好起来。") == []  # what it does to anyone
     slot = extract("我的一个下属的生日是7月12日。", "zh", speaker="用户").slots[0]
     assert (slot.holder.canonical, slot.slot) == ("用户的下属", "birthday")
 
