@@ -250,8 +250,6 @@ _ORGANIZATION_NAME_PARTS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz"
 _PROPER_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "j", "eng"})
 _PLACE_NAME_PARTS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nz", "j"})
 _ORGANIZATION_NAME_CHARS = 12
-
-
 _GENERIC_AREAS = frozenset({"地区", "本地", "当地", "附近", "周边", "各地", "全国"})
 _KINDS_OF_ORGANIZATION = frozenset({"公司", "集团", "分公司", "工作室"})  # 广州公司: a company in Guangzhou
 
@@ -484,7 +482,7 @@ def _merge_span(tokens: list[Token], start: int, end: int, merged: Token) -> lis
 # noun phrases
 
 
-def _entity_type_of(tokens: list[Token], role: str | None) -> str | None:
+def _entity_type_of(tokens: list[Token]) -> str | None:
     """The entity type of a noun phrase, or None for a common noun (手机, 公园, 农民): that stays a word of its
     fact, not an Entity node. Names are typed by their class; organisation and place names that jieba cuts into
     pieces were joined by the tokenizer (_merge_proper_names)."""
@@ -526,7 +524,7 @@ def _person_type(text: str) -> str | None:
 _DEMONSTRATIVES = ("这个", "那个", "这位", "那位")
 
 
-def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, sink: list[Mention]):
+def _noun_phrase(tokens: list[Token], index: int, end: int, sink: list[Mention]):
     """The noun phrase starting at `index` (after determiners, numbers, adjectives and 的-modifiers).
 
     Returns (head mention or None, index after the phrase). N 的 N keeps the last noun run as the head
@@ -576,7 +574,7 @@ def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, si
         run = run[-1:]
     if position < end and tokens[position].text == "们":
         return _mention(run, None), position  # 孩子们, 同事们: people in general, no one entity
-    return _mention(run, _entity_type_of(run, role)), position
+    return _mention(run, _entity_type_of(run)), position
 
 
 def _after_de(tokens: list[Token], position: int) -> bool:
@@ -584,7 +582,7 @@ def _after_de(tokens: list[Token], position: int) -> bool:
 
 
 def _named(run: list[Token]) -> list[Mention]:
-    typed = ((token, _entity_type_of([token], None)) for token in run)
+    typed = ((token, _entity_type_of([token])) for token in run)
     return [_mention([token], entity_type) for token, entity_type in typed if entity_type is not None]
 
 
@@ -629,7 +627,7 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
     tokens = tokenize(sentence, times)
     facts: list[RawFact] = []
     subjects: list[Mention] = []
-    mentions = [_mention([token], _entity_type_of([token], None)) for token in tokens
+    mentions = [_mention([token], _entity_type_of([token])) for token in tokens
                 if token.entity_type or token.flag in _NAME_FLAGS]
     carried_times: list[Token] = []
     for start, end in _clauses(tokens):
@@ -833,7 +831,7 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, state: _Cl
             index += 1
             continue
         if text in ("在", "于") and token.flag in ("p", "v") and not facts and index + 1 < end and not tokens[index + 1].is_verb:
-            mention, index = _noun_phrase(tokens, index + 1, end, "LOCATION", state.mentions)
+            mention, index = _noun_phrase(tokens, index + 1, end, state.mentions)
             index = _skip_localizer(tokens, index, end)
             if mention:
                 state.pending.setdefault("LOCATION", []).append(mention)
@@ -902,7 +900,7 @@ def _subject(tokens: list[Token], index: int, end: int, state: _Clause) -> int:
     ):
         mention, after = _pronoun(token), index + 1
     else:
-        mention, after = _noun_phrase(tokens, index, end, None, state.mentions)
+        mention, after = _noun_phrase(tokens, index, end, state.mentions)
         if mention is None:
             return index + 1
     if (mention.pronoun and mention.text in ("他", "她") and state.subjects and state.subjects[-1].entity_type == "Person"
@@ -925,7 +923,7 @@ def _preposition(tokens: list[Token], index: int, end: int, state: _Clause, fact
     if nested.flag == "r" and nested.text in chinese_words()["pronouns"]:
         mention, after = _pronoun(nested), index + 2
     else:
-        mention, after = _noun_phrase(tokens, index + 1, end, role, state.mentions)
+        mention, after = _noun_phrase(tokens, index + 1, end, state.mentions)
     if text == "被":
         state.passive = True  # 车被刮了: the subject is what the event happened to
     if mention is None:
@@ -942,7 +940,7 @@ def _preposition(tokens: list[Token], index: int, end: int, state: _Clause, fact
 def _pivot(tokens: list[Token], index: int, end: int, state: _Clause, facts: list[RawFact]) -> bool:
     """让/请 + person + verb: a fact for the causative verb, and the person becomes the clause's subject."""
     person = tokens[index + 1]
-    if not (person.flag == "r" or _entity_type_of([person], None) == "Person") or not _verb_follows(tokens, index + 2, end):
+    if not (person.flag == "r" or _entity_type_of([person]) == "Person") or not _verb_follows(tokens, index + 2, end):
         return False
     token = tokens[index]
     fact = RawFact(token.text, token.text, token.start, token.end, state.negation, state.modality)
@@ -1096,7 +1094,7 @@ def _object(tokens: list[Token], index: int, end: int, role: str, sink: list[Men
         index + 1 < end and (tokens[index + 1].is_noun or tokens[index + 1].text == "的")
     ):
         return _pronoun(token), index + 1
-    mention, after = _noun_phrase(tokens, index, end, role, sink)
+    mention, after = _noun_phrase(tokens, index, end, sink)
     if mention is not None and role == "LOCATION":
         after = _skip_localizer(tokens, after, end)
     return mention, after
@@ -1107,7 +1105,7 @@ def _trailing_location(tokens: list[Token], index: int, end: int, fact: RawFact,
     while index < end and tokens[index].text in chinese_words()["aspect_particles"]:
         index += 1
     if index + 1 < end and tokens[index].text in ("在", "于", "到") and not tokens[index + 1].is_verb:
-        mention, after = _noun_phrase(tokens, index + 1, end, "LOCATION", sink)
+        mention, after = _noun_phrase(tokens, index + 1, end, sink)
         if mention is not None:
             # 感受到孩子们的快乐, 送到妈妈手里: a person reached is no place
             person = mention.entity_type == "Person" or mention.text in gazetteer().person_nouns_zh
