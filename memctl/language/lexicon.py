@@ -130,6 +130,8 @@ class Gazetteer:
     place_nouns_zh: frozenset
     place_suffixes_zh: tuple
     organization_suffixes_zh: tuple
+    place_name_suffixes_zh: tuple
+    occupation_nouns_zh: frozenset
     person_nouns_en: frozenset
     person_nouns_zh: frozenset
     first_person_en: frozenset

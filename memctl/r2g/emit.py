@@ -24,7 +24,8 @@ timestamp and `untimed_recency_boost` without one: decay with age is recall's bu
 weights do not depend on the day a conversion ran):
 - Episode → RawChunk DERIVED_FROM {offset, length}, → Entity MENTIONS, → Concept ABOUT;
 - Fact → Entity AGENT/PATIENT/LOCATION/TIME/… and MENTIONS (each filler but times), → Episode and → RawChunk
-  DERIVED_FROM, → Concept ABOUT, → Fact SAME_AS (events.py);
+  DERIVED_FROM, → Concept ABOUT, → Fact SAME_AS (events.py); a filler that names no entity (a common noun:
+  农民, 手机) is a word of the fact, in its title and roles, with no edge;
 - slot Fact → Entity SUBJECT (the holder) and VALUE (the entity or time its value names, if any), each with
   MENTIONS, → Time TIME (the statement's own time words), DERIVED_FROM and ABOUT as a Fact. Not AGENT and
   PATIENT: the holder of a state does nothing (用户的婶婶 does not act in "my aunt's phone is …"), and role
@@ -278,6 +279,8 @@ class TurnEmitter:
                     target = (entity_keys[filler.entity], context.extraction.entities[filler.entity].canonical)
                 elif filler.time is not None:
                     target = self._time_key(context, time_keys, filler.time)
+                elif not filler.pronoun:
+                    target = (None, filler.text)  # a common noun (农民, 手机): a word of the fact, no Entity node
                 else:
                     continue  # a pronoun nobody resolved
                 if target not in roles.setdefault(role, []):
@@ -299,7 +302,8 @@ class TurnEmitter:
         created = self.draft.node(key, "Fact", node)
         for role, fillers in roles.items():
             for target, _name in fillers:
-                self._argument(context, key, role, target, fact.confidence)
+                if target is not None:
+                    self._argument(context, key, role, target, fact.confidence)
         self._evidence(context, key, concepts)
         if created:
             for other in self.events.same_events(key, signature(fact, context.extraction, context.meta["ts"])):

@@ -18,13 +18,13 @@ event as well).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memctl.language.lexicon import chinese_words, english_words, gazetteer, lexicon_cache, load_yaml, sentiment_lexicon
 from memctl.language.timenorm import TimeExpr, find_times
 from memctl.model import normalize_text
 from memctl.r2g.lang import detect_language
-from memctl.r2g.preferences import PreferenceHit, find_preferences, is_instruction
+from memctl.r2g.preferences import PreferenceHit, find_preferences, has_place_pronoun, is_instruction, with_place
 from memctl.r2g.recent import Recent
 from memctl.r2g.sentences import Sentence, split_sentences
 from memctl.r2g.slots import SlotFact, find_slots
@@ -429,7 +429,20 @@ def analyze_turn(text: str, ref_time=None, lang: str | None = None, speaker: str
     lang = lang or detect_language(text)
     sentences = [(sentence, extract(sentence.text, detect_language(sentence.text), ref_time, speaker, memo))
                  for sentence in split_sentences(text)]
-    return TurnAnalysis(text, lang, sentences)
+    return TurnAnalysis(text, lang, _places_named(sentences))
+
+
+def _places_named(sentences: list) -> list:
+    """儿童公园真不错……我每天经过那: a Chinese preference that points to a place with 那/那里 names the place the
+    turn named last before it. The extraction may be shared (memo): a changed one is a copy."""
+    place = None
+    named = []
+    for sentence, extraction in sentences:
+        if place is not None and extraction.lang == "zh" and any(map(has_place_pronoun, extraction.preferences)):
+            extraction = replace(extraction, preferences=[with_place(hit, place) for hit in extraction.preferences])
+        place = next((entity.name for entity in reversed(extraction.entities) if entity.type == "Location"), place)
+        named.append((sentence, extraction))
+    return named
 
 
 SHORT_TURN_CHARS = {"en": 160, "zh": 60}

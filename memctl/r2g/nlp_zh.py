@@ -22,7 +22,9 @@ import re
 from dataclasses import dataclass
 
 from memctl.language.lexicon import aliases, chinese_words, gazetteer, lexicon_cache
+from memctl.language.slot_lexicon import slot_lexicon
 from memctl.language.timenorm import TimeExpr
+from memctl.model import normalize_text
 from memctl.r2g.predicates import chinese_surface_words, fallback_predicate, lexicon
 from memctl.r2g.structures import Analysis, Mention, RawFact
 
@@ -47,8 +49,10 @@ _NOUN_FLAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "ng", "zg",
 _TOPONYM_FINALS = frozenset("州京阳安山海江河湖岛城市县区镇村港口门庆沙宁原昌南北东西林川肥都汉津连坊台关德兴化庄桥滨源")
 # Single-character verbs that jieba's dictionary tags otherwise (去/t, 学/n, 丢/zg).
 _VERB_CHARACTERS = "去来回吃喝买卖学丢住搬借踢唱跑写读教修寄喂遛待看玩听画叫找送问见"
+# Classes of names. nper (妈妈, 医生) and nplace (公园, 家里) are our lexicon's common nouns: a relative is a Person
+# (_person_type), an occupation or a place noun names no entity.
 _NAME_FLAGS = {"nr": "Person", "nrt": "Person", "nrfg": "Person", "ns": "Location", "nt": "Organization",
-               "nprod": "Product", "nper": "Person", "nplace": "Location"}
+               "nprod": "Product"}
 _ENTITY_TAGS = {"Location": "ns", "Organization": "nt", "Product": "nprod", "Person": "nr", "Object": "n", "Other": "nz"}
 
 
@@ -112,7 +116,6 @@ def _has_han(text: str) -> bool:
 
 _DIGIT = re.compile(r"\d")
 _SPACE_OR_HYPHEN = re.compile(r"[\s\-]")
-_COUNTABLE = re.compile(r"[0-9一二两三四五六七八九十百千万几半]")
 _LATIN_ENTITY = re.compile(r"[A-Za-z][A-Za-z0-9.+#'\-]*(?:\s?[0-9]+(?:\.[0-9]+)*)?(?:\s(?:Pro|Max|Plus|Air|mini|Ultra))*")
 
 
@@ -135,7 +138,8 @@ def tokenize(sentence: str, times: list[TimeExpr]) -> list[Token]:
         for piece in pieces:
             tokens.extend(_repair(piece, tagger))
         position += len(word)
-    tokens = _merge_short_names(_merge_latin_entities(sentence, tokens))
+    tokens = _merge_split_names(_merge_short_names(_merge_latin_entities(sentence, tokens)))
+    tokens = _merge_occupations(_merge_proper_names(_adjectives_after_degree(tokens)))
     return _merge_times(tokens, times)
 
 
@@ -171,6 +175,33 @@ def _block_words():
     return Recent(BLOCKS_REMEMBERED)
 
 
+_DEGREE_ADVERBS = frozenset({"很", "挺", "特别", "非常", "真", "太", "好", "超", "十分", "相当", "比较", "更", "最"})
+
+
+def _adjectives_after_degree(tokens: list[Token]) -> list[Token]:
+    """社区氛围特别温馨: after a degree adverb, a word jieba takes for a name (温馨/nr) is an adjective."""
+    for previous, token in zip(tokens, tokens[1:]):
+        if previous.text in _DEGREE_ADVERBS and token.entity_type == "Person" and not token.canonical:
+            token.flag, token.entity_type = "a", None
+    return tokens
+
+
+def _merge_occupations(tokens: list[Token]) -> list[Token]:
+    """销售经理, 研发总监: a trade the verb lexicon does not know before a job noun is one noun (an occupation),
+    not a verb 销售 whose object is a manager."""
+    names = gazetteer()
+    merged: list[Token] = []
+    for token in tokens:
+        previous = merged[-1] if merged else None
+        if (previous is not None and previous.flag in ("v", "vn") and len(previous.text) >= 2
+                and lexicon().zh_words.get(previous.text) is None
+                and (token.text in _TITLE_NOUNS or token.text in names.occupation_nouns_zh)):
+            merged[-1] = Token(previous.text + token.text, "n", previous.start, token.end)
+            continue
+        merged.append(token)
+    return merged
+
+
 def _merge_short_names(tokens: list[Token]) -> list[Token]:
     """小刘, 老王, 阿杰: a familiar prefix and a surname that jieba left as two tokens are one name."""
     merged: list[Token] = []
@@ -179,6 +210,89 @@ def _merge_short_names(tokens: list[Token]) -> list[Token]:
         if (previous is not None and previous.text in ("小", "老", "阿") and len(token.text) == 1
                 and token.text in _SURNAMES and previous.end == token.start):
             merged[-1] = Token(previous.text + token.text, "nr", previous.start, token.end, entity_type="Person")
+            continue
+        merged.append(token)
+    return merged
+
+
+# Around a name jieba cut after its surname (郭 + 志强, 刘子 + 墨): where a sentence names a person.
+_NAME_OPENERS = frozenset({"叫", "是", "和", "跟", "与", "给", "让", "找", "，", ",", "。", "：", ":"})
+_NAME_CLOSERS = frozenset({"的", "是", "和", "跟", "与", "说", "在", "今年", "，", ",", "。", "！", "？"})
+_NOT_SURNAME_FLAGS = frozenset({"m", "r", "ns", "nt", "nz", "nplace", "nper"})  # 沈阳人 is from 沈阳
+_NOT_NAME_PARTS = frozenset({"v", "vn", "p", "c", "u", "uj", "ul", "uz", "d", "r", "m", "q", "t", "f", "y", "e"})
+
+
+def _merge_split_names(tokens: list[Token]) -> list[Token]:
+    """郭志强的生日, 张欣怡的…, 刘子墨是我的下属: jieba cuts a three-character name it does not know after its
+    surname (or after a two-character piece it takes for a name); where the sentence names a person (at its
+    start or after 叫/是/和, before 的/是/和) the pieces are one Person."""
+    merged: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        after = tokens[index + 2] if index + 2 < len(tokens) else None
+        before = merged[-1] if merged else None
+        if (following is not None and len(token.text) + len(following.text) == 3 and token.text[0] in _SURNAMES
+                and token.flag not in _NOT_SURNAME_FLAGS and following.flag not in _NOT_SURNAME_FLAGS and _has_han(following.text)
+                and following.flag not in _NOT_NAME_PARTS and following.text not in _FUNCTION_CHARACTERS
+                and (before is None or before.text in _NAME_OPENERS) and (after is None or after.text in _NAME_CLOSERS)
+                and not (token.entity_type and token.entity_type != "Person")):
+            merged.append(Token(token.text + following.text, "nr", token.start, following.end, entity_type="Person"))
+            index += 2
+            continue
+        merged.append(token)
+        index += 1
+    return merged
+
+
+_ORGANIZATION_NAME_PARTS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "vn", "j", "eng", "nper", "nplace", "an"})
+_PROPER_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "j", "eng"})
+_PLACE_NAME_PARTS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nz", "j"})
+_ORGANIZATION_NAME_CHARS = 12
+_GENERIC_AREAS = frozenset({"地区", "本地", "当地", "附近", "周边", "各地", "全国"})
+_KINDS_OF_ORGANIZATION = frozenset({"公司", "集团", "分公司", "工作室"})  # 广州公司: a company in Guangzhou
+
+
+def _organization_name_part(token: Token) -> bool:
+    """A word of an organisation's name: a noun or name, an ordinal (上海浦东新区第一中学), a verb of its trade
+    (速递); not a one-character verb (在上海开公司) nor one the verb lexicon knows (记者参加公司团建)."""
+    return token.time_index is None and (token.flag in _ORGANIZATION_NAME_PARTS or token.entity_type is not None
+                                         or (token.flag == "m" and token.text.startswith("第"))
+                                         or (token.flag == "v" and len(token.text) >= 2
+                                             and lexicon().zh_words.get(token.text) is None))  # 金陵速递服务有限公司
+
+
+def _merge_proper_names(tokens: list[Token]) -> list[Token]:
+    """An organisation's or a place's name that jieba cut into words is one token: 上海卓越营销集团 (not a person
+    卓越), 青岛齐鲁银行支行, 广州金鼎律师事务所, 紫荆花园, 恒隆广场. An organisation needs a proper name among its
+    words (设计公司, 一家银行 are common nouns); a place name is one word before a place-name suffix."""
+    names = gazetteer()
+    merged: list[Token] = []
+    for token in tokens:
+        kind = ("Organization" if token.text in names.organization_suffixes_zh
+                else "Location" if token.text in names.place_name_suffixes_zh else None)
+        if kind is None and token.flag != "nplace" and len(token.text) > 2 and token.text.endswith(names.place_name_suffixes_zh):
+            token.flag, token.entity_type = "ns", "Location"  # 儿童公园 as one jieba word
+        start = len(merged)
+        if kind == "Organization":
+            while (start > 0 and _organization_name_part(merged[start - 1])
+                   and sum(len(part.text) for part in merged[start - 1 :]) <= _ORGANIZATION_NAME_CHARS):
+                start -= 1
+            parts = merged[start:]
+            if (not any(part.flag in _PROPER_FLAGS or part.entity_type for part in parts)
+                    or any(area in part.text for part in parts for area in _GENERIC_AREAS)
+                    or (len(parts) == 1 and parts[0].flag == "ns" and token.text in _KINDS_OF_ORGANIZATION)):
+                start = len(merged)  # 设计公司, 深圳地区银行, 广州公司: a kind of organisation, not one named
+        elif kind == "Location" and merged:
+            previous = merged[-1]
+            if (len(previous.text) == 2 and previous.flag in _PLACE_NAME_PARTS and previous.entity_type in (None, "Location")
+                    and previous.time_index is None):
+                start -= 1
+        if start < len(merged):
+            parts = merged[start:]
+            text = "".join(part.text for part in parts) + token.text
+            merged[start:] = [Token(text, _ENTITY_TAGS[kind], parts[0].start, token.end, entity_type=kind)]
             continue
         merged.append(token)
     return merged
@@ -194,7 +308,7 @@ def _unknown_word(word: str, position: int, tagger) -> list[Token]:
     name_end = len(word)
     while name_end > 0 and word[name_end - 1] in _FUNCTION_CHARACTERS:
         name_end -= 1
-    if name_end >= 2 and _plausible_name(word[:name_end], tagger):
+    if name_end >= 2 and plausible_name(word[:name_end]):
         name = Token(word[:name_end], "nr", position, position + name_end, entity_type="Person")
         return [name, *_dictionary_pieces(word[name_end:], position + name_end, tagger)]
     return _dictionary_pieces(word, position, tagger)
@@ -230,11 +344,19 @@ def _repair(token: Token, tagger) -> list[Token]:
         # 沈阳人, 济南人: where someone is from, not a person's name
         place = Token(token.text[:-1], "ns", token.start, token.end - 1)
         return [place, Token("人", "n", token.end - 1, token.end)]
-    if token.flag == "ns" and len(token.text) == 2 and token.text[-1] not in _TOPONYM_FINALS and token.text not in gazetteer().locations:
+    if token.flag == "ns" and token.text not in gazetteer().locations and (
+            len(token.text) == 2 and token.text[-1] not in _TOPONYM_FINALS
+            or token.text in _NOT_PLACES or token.text[-1] in _NOT_TOPONYM_FINALS):
         token.flag = "n"
         return [token]
+    if token.flag == "nt" and token.text.endswith("会"):
+        token.flag = "n"  # 音乐会, 交易会: jieba's nt, an event's kind, no organisation
+        return [token]
+    if token.flag == "nrt" and tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_TRANSLITERATION_FREQUENCY:
+        token.flag = "n"  # 宜人 (236): jieba's transliterated names are rare words (凯奇 4, 乔丹 …)
+        return [token]
     if token.flag.startswith("nr") and token.flag != "nrt":
-        if not _plausible_name(token.text, tagger) or tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_WORD_FREQUENCY:
+        if not plausible_name(token.text) or tagger.tokenizer.FREQ.get(token.text, 0) >= _COMMON_WORD_FREQUENCY:
             return _resplit(token, tagger)
         token.entity_type = "Person"
         return [token]
@@ -260,9 +382,13 @@ def _place_word(text: str, tagger) -> bool:
 # jieba's dictionary tags everyday words nr (安静 1199, 沙滩 993, 阳光 3451, 明白 10875, 顾客 1365); the names it
 # knows are rarer (李娜 438, 周杰伦 89, 刘德华 37).
 _COMMON_WORD_FREQUENCY = 600
+_COMMON_TRANSLITERATION_FREQUENCY = 200
+_NOT_PLACES = frozenset({"东西", "南北", "夕阳", "遮阳", "太阳", "人山人海"})  # jieba's ns: "things", "the setting sun"…
+# jieba's ns ending like a measure or a quality (满意度), no place's name
+_NOT_TOPONYM_FINALS = frozenset("度性率感力量")
 
 
-def _plausible_name(word: str, tagger) -> bool:
+def plausible_name(word: str) -> bool:
     """jieba tags many non-names nr (喝咖啡, 蓝屏, 过敏), in its dictionary and from its HMM: a Chinese name
     must start with a common surname (or 小/老/阿 + surname) and must not end in a verb."""
     if not 2 <= len(word) <= 4:
@@ -356,26 +482,49 @@ def _merge_span(tokens: list[Token], start: int, end: int, merged: Token) -> lis
 # noun phrases
 
 
-def _entity_type_of(tokens: list[Token], role: str | None) -> str:
+def _entity_type_of(tokens: list[Token]) -> str | None:
+    """The entity type of a noun phrase, or None for a common noun (手机, 公园, 农民): that stays a word of its
+    fact, not an Entity node. Names are typed by their class; organisation and place names that jieba cuts into
+    pieces were joined by the tokenizer (_merge_proper_names)."""
     head = tokens[-1]
-    text = "".join(token.text for token in tokens)
     if head.entity_type:
         return head.entity_type
+    text = "".join(token.text for token in tokens)
+    if head.flag == "nper" or head.text in gazetteer().person_nouns_zh or text.endswith(_PERSON_SUFFIXES):
+        return _person_type(text)
+    return _NAME_FLAGS.get(head.flag)
+
+
+# Before a person noun, these keep it a particular person (男同事, 前老板, 好朋友); a surname makes it a name
+# (王老师, 李经理); any other word makes it an occupation (销售经理, 语文老师, 科室主任).
+_PERSON_NOUN_MODIFIERS = frozenset("男女老小大前新好亲")
+# Relations that are also jobs: after another word they name the job (销售经理, 语文老师, 健身教练).
+_TITLE_NOUNS = frozenset({"经理", "老师", "主管", "总监", "师傅", "教练", "导师", "老板", "领导", "学生"})
+
+
+def _person_type(text: str) -> str | None:
+    """Person for a relative or someone named by a title (我表哥, 王老师); None for an occupation (厨师, 大学教授):
+    what someone does is a value of their job, not a person of its own."""
     names = gazetteer()
-    if head.text in names.person_nouns_zh or text.endswith(_PERSON_SUFFIXES):
+    if text in names.occupation_nouns_zh:
+        return None
+    if text in names.person_nouns_zh:
         return "Person"
-    if head.flag == "nplace" and role == "PATIENT":
-        return "Object"  # 开了一家餐厅: a place noun as the thing acted on
-    if head.flag in _NAME_FLAGS:
-        return _NAME_FLAGS[head.flag]
-    if text.endswith(names.organization_suffixes_zh) and role != "LOCATION":
-        return "Organization"
-    if role == "LOCATION" or (role is None and (text in names.place_nouns_zh or text.endswith(names.place_suffixes_zh))):
-        return "Location"
-    return "Object"
+    suffix = next((noun for noun in (*names.person_nouns_zh, *_PERSON_SUFFIXES, *names.occupation_nouns_zh)
+                   if text.endswith(noun) and len(noun) < len(text)), None)
+    if suffix in names.person_nouns_zh and suffix not in names.occupation_nouns_zh and suffix not in _TITLE_NOUNS:
+        return "Person"  # 大学同学, 前男友: a relation, whatever comes before it
+    prefix = text[: len(text) - len(suffix)] if suffix else text
+    if (prefix.startswith(_COMPOUND_SURNAMES) and len(prefix) == 2) or (len(prefix) == 1 and (
+            prefix in _SURNAMES or prefix in _PERSON_NOUN_MODIFIERS)) or (len(prefix) == 2 and prefix[0] in "小老" and prefix[1] in _SURNAMES):
+        return "Person"
+    return None
 
 
-def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, sink: list[Mention]):
+_DEMONSTRATIVES = ("这个", "那个", "这位", "那位")
+
+
+def _noun_phrase(tokens: list[Token], index: int, end: int, sink: list[Mention]):
     """The noun phrase starting at `index` (after determiners, numbers, adjectives and 的-modifiers).
 
     Returns (head mention or None, index after the phrase). N 的 N keeps the last noun run as the head
@@ -411,8 +560,9 @@ def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, si
         if token.flag in ("a", "b") and not run and position + 1 < end and tokens[position + 1].is_noun:
             position += 1  # 新 笔记本
             continue
-        if token.flag == "r" and token.text in words["pronouns"] and not run and position + 1 < end and tokens[position + 1].is_noun:
-            position += 1  # 我 女儿 → 女儿
+        if token.flag == "r" and token.text in words["pronouns"] and not run and position + 1 < end and (
+                tokens[position + 1].is_noun or tokens[position + 1].text in _DEMONSTRATIVES):
+            position += 1  # 我 女儿 → 女儿, 我那个下属 → 下属
             continue
         break
     sink.extend(modifiers)
@@ -422,7 +572,9 @@ def _noun_phrase(tokens: list[Token], index: int, end: int, role: str | None, si
     if len(run) >= 2 and run[-1].entity_type == "Person" and run[-2].flag == "nper":
         sink.append(_mention(run[:-1], "Person"))
         run = run[-1:]
-    return _mention(run, _entity_type_of(run, role)), position
+    if position < end and tokens[position].text == "们":
+        return _mention(run, None), position  # 孩子们, 同事们: people in general, no one entity
+    return _mention(run, _entity_type_of(run)), position
 
 
 def _after_de(tokens: list[Token], position: int) -> bool:
@@ -430,8 +582,8 @@ def _after_de(tokens: list[Token], position: int) -> bool:
 
 
 def _named(run: list[Token]) -> list[Mention]:
-    return [_mention([token], token.entity_type or _NAME_FLAGS[token.flag]) for token in run
-            if token.entity_type or token.flag in _NAME_FLAGS]
+    typed = ((token, _entity_type_of([token])) for token in run)
+    return [_mention([token], entity_type) for token, entity_type in typed if entity_type is not None]
 
 
 def _mention(run: list[Token], entity_type: str | None) -> Mention:
@@ -475,8 +627,8 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
     tokens = tokenize(sentence, times)
     facts: list[RawFact] = []
     subjects: list[Mention] = []
-    mentions = [_mention([token], _entity_type_of([token], None)) for token in tokens
-                if token.entity_type or (token.flag in _NAME_FLAGS and token.flag not in ("nper", "nplace"))]
+    mentions = [_mention([token], _entity_type_of([token])) for token in tokens
+                if token.entity_type or token.flag in _NAME_FLAGS]
     carried_times: list[Token] = []
     for start, end in _clauses(tokens):
         state = _Clause(subjects=[], mentions=mentions, pending={})
@@ -495,7 +647,8 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
                                               time_index=time_token.time_index, confidence=0.9))
         carried_times = [] if clause_facts else clause_times
         facts.extend(fact for fact in clause_facts
-                     if _has_holder(sentence, fact, tokens[start].start) and not _relative_copula(tokens[start:end]))
+                     if _has_holder(sentence, fact, tokens[start].start) and _has_content(fact)
+                     and not _relative_copula(tokens[start:end]))
     if speaker:
         _own_relatives(sentence, mentions, facts, speaker)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
@@ -505,8 +658,6 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
 def _own_relatives(sentence: str, mentions: list[Mention], facts: list[RawFact], speaker: str) -> None:
     """我表哥 is 用户的表哥, as the slot facts name him: one entity per relative of one speaker, not a 表哥 that every
     speaker's cousin would share. 王强的妻子 is 王强's, not the speaker's."""
-    from memctl.language.slot_lexicon import slot_lexicon
-
     lexicon = slot_lexicon()
     for group in [mentions, *(fillers for fact in facts for fillers in fact.roles.values())]:
         for position, mention in enumerate(group):
@@ -540,6 +691,18 @@ def _has_holder(sentence: str, fact: RawFact, clause_start: int) -> bool:
         for agent in agents)
 
 
+_DIRECTIONAL_COMPLEMENTS = frozenset({"起来", "下来", "上来", "出来", "过来", "下去", "上去"})
+_OPINION_VERBS = frozenset({"认为", "觉得", "感觉", "以为", "感到"})
+
+
+def _has_content(fact: RawFact) -> bool:
+    """我超喜欢…'s 超, 变紧致了's 致, 要是能…'s 能: one character the lexicon does not know, with no argument but its
+    holder, names no event."""
+    if fact.raw in _DIRECTIONAL_COMPLEMENTS or fact.raw in _OPINION_VERBS:
+        return False  # 心情都好起来: the end of another verb; 我认为iPhone14真心好用: an opinion, no event
+    return fact.from_lexicon or len(fact.raw) > 1 or any(role not in ("AGENT", "TIME") for role in fact.roles)
+
+
 def _relative_copula(clause: list[Token]) -> bool:
     """我参观的是一家口腔医院, 我刚才经过的那个公园是中心公园, 我平时用的美妆品是…: 是 after a 的-phrase that is
     no possessive identifies what the phrase names (a visit, a taste, a thing used); the clause says what that
@@ -566,18 +729,23 @@ def _attribute(sentence: str, tokens: list[Token], start: int, end: int, mention
             or match["attribute"] in gazetteer().person_nouns_zh):
         return None  # 我的生日是…, 王强的妻子是护士: a person's relation is an ordinary clause
     owner_text, value_text = match["owner"], match["value"]
-    owner_type = _object_type(owner_text, "AGENT") if owner_text in gazetteer().person_nouns_zh else "Other"
-    owner = Mention(owner_text, match.start("owner"), match.end("owner"), owner_type, confidence=0.75)
-    value_tokens = [token for token in tokens[start:end] if match.start("value") <= token.start and token.end <= match.end("value")]
+    named_owner = next((mention for mention in mentions
+                        if (mention.start, mention.end) == (match.start("owner"), match.end("owner"))), None)
+    if named_owner is not None:
+        owner = named_owner  # 郭志强的生日: the person the analyser named, one entity with one type
+    else:
+        if slot_lexicon().named_by(match["attribute"], "zh") is not None:
+            # the words of an event's name (沿湖游徒乐趣多's 游徒, 医疗创新高峰会's 高峰会) name nothing of their own
+            mentions[:] = [mention for mention in mentions
+                           if not (match.start("owner") <= mention.start and mention.end <= match.end("owner"))]
+        owner_type = _person_type(owner_text) if owner_text in gazetteer().person_nouns_zh else "Other"
+        owner = Mention(owner_text, match.start("owner"), match.end("owner"), owner_type, confidence=0.75)
     named = [mention for mention in mentions if match.start("value") <= mention.start and mention.end <= match.end("value")]
     if len(named) == 1 and (named[0].start, named[0].end) == (match.start("value"), match.end("value")):
         value = named[0]
     else:
         # a quantity or a description (六千人, 展示精选模型作品…) is a value, not an entity
-        countable = bool(_COUNTABLE.match(value_text)) or any(
-            token.flag in ("m", "q", "mq") for token in value_tokens)
-        value = Mention(value_text, match.start("value"), match.end("value"),
-                        None if countable or len(value_text) > 12 else "Object", confidence=0.6)
+        value = Mention(value_text, match.start("value"), match.end("value"), None, confidence=0.6)
     fact = RawFact(f"has_{match['attribute']}", sentence[match.end("owner") : match.start("value")],
                    match.end("owner"), match.start("value"))
     fact.add_role("AGENT", owner)
@@ -605,7 +773,7 @@ def _assign_agents(facts: list[RawFact], state: _Clause, inherited: list[Mention
 def _word_class(token: Token) -> str:
     if token.time_index is not None:
         return "time"
-    if token.entity_type or token.flag in _NAME_FLAGS:
+    if token.entity_type or token.flag in _NAME_FLAGS or token.flag in ("nper", "nplace"):
         return "name"
     if token.is_noun:
         return "noun"
@@ -663,7 +831,7 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, state: _Cl
             index += 1
             continue
         if text in ("在", "于") and token.flag in ("p", "v") and not facts and index + 1 < end and not tokens[index + 1].is_verb:
-            mention, index = _noun_phrase(tokens, index + 1, end, "LOCATION", state.mentions)
+            mention, index = _noun_phrase(tokens, index + 1, end, state.mentions)
             index = _skip_localizer(tokens, index, end)
             if mention:
                 state.pending.setdefault("LOCATION", []).append(mention)
@@ -678,6 +846,8 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, state: _Cl
         if _modifier_verb(tokens, index, end):
             index += 2
             continue
+        if text in ("让", "令", "使") and index + 1 < end and tokens[index + 1].text.startswith("人"):
+            break  # 真是让人心情都好起来: what it does to anyone, no one's event
         if text in _PIVOTS and index + 2 < end and _pivot(tokens, index, end, state, facts):
             index += 2
             continue
@@ -726,11 +896,11 @@ def _subject(tokens: list[Token], index: int, end: int, state: _Clause) -> int:
     token = tokens[index]
     following = tokens[index + 1] if index + 1 < end else None
     if token.flag == "r" and token.text in chinese_words()["pronouns"] and not (
-        following is not None and (following.is_noun or following.text in ("的", "家"))
+        following is not None and (following.is_noun or following.text in ("的", "家", *_DEMONSTRATIVES))
     ):
         mention, after = _pronoun(token), index + 1
     else:
-        mention, after = _noun_phrase(tokens, index, end, None, state.mentions)
+        mention, after = _noun_phrase(tokens, index, end, state.mentions)
         if mention is None:
             return index + 1
     if (mention.pronoun and mention.text in ("他", "她") and state.subjects and state.subjects[-1].entity_type == "Person"
@@ -753,7 +923,7 @@ def _preposition(tokens: list[Token], index: int, end: int, state: _Clause, fact
     if nested.flag == "r" and nested.text in chinese_words()["pronouns"]:
         mention, after = _pronoun(nested), index + 2
     else:
-        mention, after = _noun_phrase(tokens, index + 1, end, role, state.mentions)
+        mention, after = _noun_phrase(tokens, index + 1, end, state.mentions)
     if text == "被":
         state.passive = True  # 车被刮了: the subject is what the event happened to
     if mention is None:
@@ -770,7 +940,7 @@ def _preposition(tokens: list[Token], index: int, end: int, state: _Clause, fact
 def _pivot(tokens: list[Token], index: int, end: int, state: _Clause, facts: list[RawFact]) -> bool:
     """让/请 + person + verb: a fact for the causative verb, and the person becomes the clause's subject."""
     person = tokens[index + 1]
-    if not (person.flag == "r" or _entity_type_of([person], None) == "Person") or not _verb_follows(tokens, index + 2, end):
+    if not (person.flag == "r" or _entity_type_of([person]) == "Person") or not _verb_follows(tokens, index + 2, end):
         return False
     token = tokens[index]
     fact = RawFact(token.text, token.text, token.start, token.end, state.negation, state.modality)
@@ -804,8 +974,9 @@ def _verb_position(tokens: list[Token], index: int, end: int) -> bool:
 
 
 def _modifier_verb(tokens: list[Token], index: int, end: int) -> bool:
-    """A verb directly before 的 modifies a noun (生病的妈妈, 好吃的餐厅): not an event of its own."""
-    return tokens[index].is_verb and index + 1 < end and tokens[index + 1].text == "的"
+    """A verb directly before 的 modifies a noun (生病的妈妈, 好吃的餐厅): not an event of its own. A clause-final 的
+    modifies nothing (挺喜欢旅游的)."""
+    return tokens[index].is_verb and index + 2 < end and tokens[index + 1].text == "的"
 
 
 def _skip_localizer(tokens: list[Token], index: int, end: int) -> int:
@@ -837,14 +1008,14 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, match, state
     if match is not None and match.object_start is not None:
         object_text = sentence[match.object_start : match.object_end]
         fact.add_role(role, Mention(object_text, match.object_start, match.object_end,
-                                    _object_type(object_text, role), confidence=0.8))
+                                    _object_type(object_text), confidence=0.8))
     if state.complement_of is not None:
         # 喜欢吃香菜, 学做蛋糕: the complement verb lends its object to the verb of liking and makes no fact.
         owner = state.complement_of
         object_mention, after = _object(tokens, after, end, object_role, state.mentions)
         if object_mention is not None:
             owner.add_role("LOCATION" if object_role == "LOCATION" else "PATIENT", object_mention)
-        elif match is not None and match.object_start is None and object_role == "PATIENT" and not fact.roles:
+        elif (match is not None and match.object_start is None or token.is_verb) and not fact.roles:
             owner.add_role("PATIENT", Mention(raw, token.start, verb_end, None, confidence=0.6))
         for role_name, fillers in fact.roles.items():
             for filler in fillers:
@@ -863,7 +1034,10 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, match, state
         object_role = "RECIPIENT"  # 卖给同事, 送给了妹妹: the person after V给 receives
         after += 0 if raw.endswith("给") else 1
     object_mention, after = _object(tokens, after, end, object_role, state.mentions)
-    if (object_mention is not None and raw in ("做", "当", "担任") and object_mention.entity_type == "Person"
+    if object_mention is not None and raw in ("是", "做", "当", "担任") and _names_a_job(object_mention):
+        object_mention = Mention(object_mention.text, object_mention.start, object_mention.end, None,
+                                 confidence=object_mention.confidence)  # 是硬件部的经理: a job, no person of its own
+    if (object_mention is not None and raw in ("做", "当", "担任") and _names_a_job(object_mention)
             and state.pending.get("LOCATION")):
         # 在华为做工程师: working somewhere in a role is work_at, the role is not a thing acted on.
         fact.predicate, fact.from_lexicon = "work_at", True
@@ -880,6 +1054,14 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, match, state
     return fact, after
 
 
+def _names_a_job(mention: Mention) -> bool:
+    """经理, 销售经理, 护士 after 是/当: what someone works as, not a name (王经理 keeps its surname's type)."""
+    names = gazetteer()
+    person_noun = mention.text.endswith((*names.person_nouns_zh, *names.occupation_nouns_zh, *_PERSON_SUFFIXES))
+    return not mention.pronoun and person_noun and (
+        _person_type(mention.text) is None or mention.text.endswith(tuple(_TITLE_NOUNS)) and mention.text[0] not in _SURNAMES)
+
+
 def _carry_location(state: _Clause, fact: RawFact) -> None:
     """A place reached by one verb is where the next verb of the clause happens (去健身房跑步)."""
     if fact.roles.get("LOCATION"):
@@ -888,16 +1070,17 @@ def _carry_location(state: _Clause, fact: RawFact) -> None:
         state.pending.pop(role, None)
 
 
-def _object_type(text: str, role: str) -> str:
+def _object_type(text: str) -> str | None:
+    """The type of an object the verb lexicon matched as written (搬到深圳): a name's, or None for a common
+    noun."""
     alias = aliases().exact.get(text)
     if alias:
         return alias.entity_type
-    names = gazetteer()
-    if text in names.person_nouns_zh:
-        return "Person"
-    if role == "LOCATION" or text in names.place_nouns_zh:
+    if text in gazetteer().person_nouns_zh or text in gazetteer().occupation_nouns_zh:
+        return _person_type(text)
+    if normalize_text(text) in gazetteer().locations:
         return "Location"
-    return "Object"
+    return _NAME_FLAGS.get(_pos_tokenizer().word_tag_tab.get(text, ""))
 
 
 def _object(tokens: list[Token], index: int, end: int, role: str, sink: list[Mention]):
@@ -911,7 +1094,7 @@ def _object(tokens: list[Token], index: int, end: int, role: str, sink: list[Men
         index + 1 < end and (tokens[index + 1].is_noun or tokens[index + 1].text == "的")
     ):
         return _pronoun(token), index + 1
-    mention, after = _noun_phrase(tokens, index, end, role, sink)
+    mention, after = _noun_phrase(tokens, index, end, sink)
     if mention is not None and role == "LOCATION":
         after = _skip_localizer(tokens, after, end)
     return mention, after
@@ -922,9 +1105,10 @@ def _trailing_location(tokens: list[Token], index: int, end: int, fact: RawFact,
     while index < end and tokens[index].text in chinese_words()["aspect_particles"]:
         index += 1
     if index + 1 < end and tokens[index].text in ("在", "于", "到") and not tokens[index + 1].is_verb:
-        mention, after = _noun_phrase(tokens, index + 1, end, "LOCATION", sink)
+        mention, after = _noun_phrase(tokens, index + 1, end, sink)
         if mention is not None:
             # 感受到孩子们的快乐, 送到妈妈手里: a person reached is no place
-            fact.add_role("PATIENT" if mention.entity_type == "Person" else "LOCATION", mention)
+            person = mention.entity_type == "Person" or mention.text in gazetteer().person_nouns_zh
+            fact.add_role("PATIENT" if person else "LOCATION", mention)
             return _skip_localizer(tokens, after, end)
     return index

@@ -15,7 +15,7 @@ with a verb continues it (以后别叫我老张，叫我张总 → -叫我老张
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 
@@ -49,6 +49,9 @@ _ZH_RULES = [
     (r"^(?:我)?(?P<trigger>希望你|想让你|要你|需要你)(?P<object>.+)", 1, "instruction", 0.8),
     (r"^你(?:能不能|可不可以|可以|能)(?P<trigger>每次|以后|总是|一直)(?P<object>.+?)[吗嘛吧？?]*$", 1, "instruction", 0.75),
     (r"^我(?:最|比较)?喜欢的(?P<topic>[^是]{1,8})是(?P<object>.+)", 1, "taste", 0.85),
+    # 我平时用的美妆产品是倩碧特效润肤露: what the speaker uses as a rule (without 平时 it is only what they own)
+    (r"^我(?P<trigger>平时|每天|经常|一直|一般|通常)(?:都)?(?:用|使用|穿|喝|吃|戴|开)的(?P<topic>[^是，]{1,8})是(?P<object>.+)",
+     1, "habit", 0.75),
     (rf"^我{_ZH_DEGREE}(?P<trigger>讨厌|厌恶|受不了|不喜欢|不爱|反感|不想要|不要|不吃|不喝|从不|从来不|不能|不太喜欢|害怕|怕)(?P<object>.+)",
      -1, "taste", 0.8),
     (r"^(?P<trigger>不吃|不喝|从不吃|从不喝)(?P<object>.+)", -1, "taste", 0.7),
@@ -60,6 +63,11 @@ _ZH_RULES = [
     (r"^(?P<trigger>每天|每周|每晚|每个周末|每个月)(?!(?:都|会)?(?:很|挺|特别|非常|真|太|好|有点))(?:都|会)?(?P<object>[^，。！？]{3,})", 1, "habit", 0.6),
 ]
 _ABOUT_ANSWERS = re.compile(r"回答|回复|答案|\b(?:answers?|repl(?:y|ies)|responses?)\b", re.IGNORECASE)
+_ZH_QUESTION = re.compile(r"[？?]\s*$|吗[。！]?\s*$")
+_ZH_BARE_LIKING = re.compile(rf"^我(?:是)?{_ZH_DEGREE}(?P<negation>不)?(?P<trigger>喜欢|爱|讨厌)的?[了啊呀]*$")
+_ZH_TOPIC_BEFORE = re.compile(r"^我[^，。的]{0,6}(?:用|买|穿|养)的(?P<object>[^，。的]{2,16})$")
+_ZH_SELF_DESCRIPTION = re.compile(r"(?:对|像|^)(?:我|咱们|我们)这(?:种|些|样的?)(?P<trigger>经常|老爱|老是|总是|常常|爱|喜欢)(?:要|得)?"
+                                  r"(?P<object>[^，。的]{2,16})")
 _ZH_CONTINUATION = re.compile(r"^(?!我|你|他|她|它|我们)(?P<object>[\u4e00-\u9fff].+)")
 _ZH_FILLER = re.compile(r"^(?:再|也|都|会|还|就|要|去|早上|晚上|中午|下午|周末|每天)+|[了吧呢啊呀哦的。！!？?～~]+$")
 
@@ -106,17 +114,60 @@ def _compiled(lang: str):
 
 
 def find_preferences(sentence: str, lang: str) -> list[PreferenceHit]:
-    """Preferences stated in one sentence, clause by clause."""
+    """Preferences stated in one sentence, clause by clause. A Chinese question states none ("你喜欢什么？")."""
     hits: list[PreferenceHit] = []
     instruction_open = False
+    if lang == "zh" and _ZH_QUESTION.search(sentence):
+        return hits
+    previous = (0, "")
     for start, clause in _clauses(sentence, lang):
         hit = _match_clause(clause, start, lang)
+        if hit is None and lang == "zh":
+            hit = _liked_before(clause, previous) or _self_description(clause, start)
+        previous = (start, clause)
         if hit is None and instruction_open:
             hit = _continuation(clause, start, lang)
         if hit is not None:
             hits.append(hit)
             instruction_open = hit.kind == "instruction"
     return hits
+
+
+def _liked_before(clause: str, previous: tuple[int, str]) -> PreferenceHit | None:
+    """我家里用的松下空气净化器，我是真的挺喜欢的: a bare liking whose object is the clause before it."""
+    liked = _ZH_BARE_LIKING.match(clause.strip())
+    offset, before = previous
+    topic = _ZH_TOPIC_BEFORE.match(before.strip())
+    if liked is None or topic is None:
+        return None
+    polarity = -1 if liked["negation"] or liked["trigger"] == "讨厌" else 1
+    offset += len(before) - len(before.lstrip())
+    return PreferenceHit(polarity, topic["object"], "taste", liked["trigger"], offset + topic.start("object"),
+                         offset + topic.end("object"), 0.7)
+
+
+def _self_description(clause: str, offset: int) -> PreferenceHit | None:
+    """对我这种经常在飞机上工作的人来说, 咱们这些喜欢跳舞的人: the speaker describes themself by a habit or a
+    taste, inside a longer clause."""
+    match = _ZH_SELF_DESCRIPTION.search(clause)
+    if match is None:
+        return None
+    kind = "taste" if match["trigger"] in ("爱", "喜欢") else "habit"
+    return _hit(clause, offset, match.start("object"), match.end("object"), 1, kind, match["trigger"], 0.65, "zh")
+
+
+_ZH_PLACE_PRONOUN = re.compile(r"那里|那儿|那边|这里|这儿|这边|那(?=$|[去来散跑坐逛玩])")
+
+
+def with_place(hit: PreferenceHit, place: str) -> PreferenceHit:
+    """我每天经过那, 每天下班后去那里散步: the place a Chinese habit points to, named (`place`: the turn's place
+    named before it), so that the preference keeps its whole object."""
+    named = _ZH_PLACE_PRONOUN.sub(place, hit.object, count=1)
+    return hit if named == hit.object else replace(hit, object=named)
+
+
+def has_place_pronoun(hit: PreferenceHit) -> bool:
+    return _ZH_PLACE_PRONOUN.search(hit.object) is not None
 
 
 def is_instruction(sentence: str, lang: str, hits: list[PreferenceHit] | None = None) -> bool:

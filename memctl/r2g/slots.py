@@ -126,6 +126,7 @@ def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Men
 # Chinese
 
 _ZH_LEAD = r"(?:而且|另外|还有|其实|现在|目前|对了)?"
+_ZH_ONE_OF = re.compile(r"^(?:一个|一位|那个|这个|那位|这位)(?=..)")
 _ZH_ENDED = r"(?P<ended>以前的|之前的|原来的|过去的)?"
 _ZH_NEGATION = r"(?P<adverb>就|也|都|还|正|才|一直|真|确实|实在|可)?(?P<neg>不再|并不|不)?"
 _ZH_WEI = r"(?<![华因成作认称以行])为"  # not the 为 of 华为, 因为, 成为…
@@ -157,7 +158,7 @@ def _zh_frames() -> tuple:
         ("called", rf"^{_ZH_LEAD}我的?(?P<x>{_ZH_NOUN}{{1,4}}?)叫(?P<z>.+)$"),
         ("inverse", r"^(?P<z>[^\s，。的我你他她它]{2,8}?)是我的(?P<y>[^\s，。的]{1,6})$"),
         ("pronoun", rf"^(?P<x>其|它的|他的|她的)(?P<y>[^\s的是为叫有]{{1,8}}?){_ZH_NEGATION}{_ZH_IS}(?P<z>.+)$"),
-        ("named", rf"^(?P<x>[^\s，。的我你他她它其]{{2,24}}?)的(?P<y>[^\s的是为有]{{1,8}}?){_ZH_NEGATION}"
+        ("named", rf"^(?!但|而|可是|这|那)(?P<x>[^\s，。的我你他她它其]{{2,24}}?)的(?P<y>[^\s的是为有]{{1,8}}?){_ZH_NEGATION}"
                   rf"{_ZH_IS}(?P<z>.+)$"),
     )
     return tuple((frame, re.compile(pattern)) for frame, pattern in frames)
@@ -231,6 +232,7 @@ def _kind(state, frame, match, base: int, start: int, end: int) -> SlotFact | No
         return None  # 我妈妈是个好人: no place before 人
     if frame == "occupation" and not (
             match["work"] or match["did"] or value.endswith(_ZH_OCCUPATION_ENDS)
+            or value.endswith(tuple(gazetteer().occupation_nouns_zh))
             or (value in gazetteer().person_nouns_zh and not lexicon.person_noun(value, "zh"))):
         return None
     surface = "老家" if frame == "origin" else "职业"
@@ -539,6 +541,8 @@ def relative_holder(state: _Sentence, noun: str, start: int, end: int, owner: st
     """The speaker's X (or `owner`'s): "Ann's aunt", "用户的婶婶"; a Person when X names a person slot or
     `person` says so."""
     owner = owner or state.speaker
+    if state.lang == "zh":
+        noun = _ZH_ONE_OF.sub("", noun)  # 我的一个下属 is 用户的下属
     name = f"{owner}的{noun}" if state.lang == "zh" else f"{owner}'s {noun.lower()}"
     person = person or slot_lexicon().person_noun(noun, state.lang)
     # Named as its canonical form, not as written: "my aunt" would become an alias of every speaker's aunt.
@@ -659,9 +663,12 @@ def _person_name(state: _Sentence, value: str, mention: Mention | None) -> bool:
         return mention.entity_type == "Person"
     if state.lang == "zh":
         # A name the analyser missed: two to four Han characters that are no word of a slot or a function word.
-        return (_ZH_NAME.fullmatch(value) is not None and not _ZH_NOT_IN_NAMES.search(value)
+        from memctl.r2g.nlp_zh import plausible_name
+
+        return (_ZH_NAME.fullmatch(value) is not None and not _ZH_NOT_IN_NAMES.search(value) and plausible_name(value)
                 and slot_lexicon().named_by(value, "zh") is None
-                and not any(noun in value for noun in gazetteer().person_nouns_zh))
+                and not any(noun in value for noun in gazetteer().person_nouns_zh)
+                and not any(noun in value for noun in gazetteer().occupation_nouns_zh))  # 大学教授 is no name
     return re.fullmatch(_EN_NAME, value) is not None and value.split()[0] not in _EN_NON_NAMES
 
 

@@ -15,11 +15,14 @@ def _roles(fact, result):
 def test_chinese_example_from_the_seed():
     result = extract("小明在公园里踢足球")
     assert result.lang == "zh"
-    assert _entities(result) == {("小明", "Person"), ("公园", "Location"), ("足球", "Object")}
+    # issue 18: common nouns (公园, 足球) are words of the fact, not entities
+    assert _entities(result) == {("小明", "Person")}
     [fact] = result.facts
     assert fact.predicate == "play_soccer"
     assert fact.negation is False
-    assert _roles(fact, result) == {"AGENT": {"小明"}, "PATIENT": {"足球"}, "LOCATION": {"公园"}}
+    assert _roles(fact, result)["AGENT"] == {"小明"}
+    assert {role: [(filler.text, filler.entity) for filler in fillers] for role, fillers in fact.roles.items()
+            if role != "AGENT"} == {"PATIENT": [("足球", None)], "LOCATION": [("公园", None)]}
     assert "ball_sports" in {concept.key for concept in result.concepts}
 
 

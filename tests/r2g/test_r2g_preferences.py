@@ -21,6 +21,11 @@ CASES = [
     ("我特喜欢穿新百伦的FreshFoam1080v10运动鞋。", "zh", 1, "穿新百伦的FreshFoam1080v10运动鞋", "taste"),
     ("每天下班后去那里散步，感觉一天的疲劳都消失了。", "zh", 1, "下班后去那里散步", "habit"),  # no 我: the speaker's
     ("我特别钟爱新百伦的运动鞋。", "zh", 1, "新百伦的运动鞋", "taste"),
+    ("我平时用的美妆产品是倩碧特效润肤露。", "zh", 1, "倩碧特效润肤露", "habit"),  # what the speaker uses as a rule
+    ("倩碧特效润肤露保湿效果真心不错，对我这种经常在飞机上工作，皮肤容易干的人来说太合适了。", "zh", 1, "在飞机上工作", "habit"),
+    ("对我这种爱画画的人来说太合适了。", "zh", 1, "画画", "taste"),
+    ("傍晚的时候，咱们这些喜欢跳舞的人都会聚在那儿。", "zh", 1, "跳舞", "taste"),
+    ("我家里用的松下空气净化器，我是真的挺喜欢的。", "zh", 1, "松下空气净化器", "taste"),  # the clause before names it
     ("Please always answer in English.", "en", 1, "answer in English", "instruction"),
     ("Don't use emojis in your replies.", "en", -1, "use emojis in your replies", "instruction"),
     ("From now on, reply in Chinese.", "en", 1, "reply in Chinese", "instruction"),
@@ -61,6 +66,9 @@ def test_preference_in_a_later_clause():
     ("我是真的挺喜欢的。", "zh"),  # nothing named
     ("Can you believe it?", "en"),
     ("请问现在几点？", "zh"),
+    ("你喜欢吃什么？", "zh"),  # a question
+    ("我喜欢吃香菜吗？", "zh"),
+    ("我用的手机是华为Mate60。", "zh"),  # a possession, no habit word
     ("Thanks so much!", "en"),
 ])
 def test_no_preference(sentence, lang):

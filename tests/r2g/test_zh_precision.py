@@ -79,7 +79,7 @@ def test_leftover_characters_and_abbreviations_and_words_of_an_event_name_are_no
     def entities(sentence):
         return [(entity.name, entity.type) for entity in extract(sentence, "zh", speaker="用户").entities]
 
-    assert entities("我特别钟爱新百伦的FreshFoam1080v10运动鞋。") == [("FreshFoam1080v10", "Product")]  # not 伦
+    assert entities("我特别钟爱新百伦的FreshFoam1080v10运动鞋。") == [("新百伦", "Organization"), ("FreshFoam1080v10", "Product")]  # not 伦
     assert entities("AI年终总结盛典的规模是六千人。") == [("AI年终总结盛典", "Other")]
     assert entities("我将要参加的广州新兴产业峰会，它的持续时间是三天。") == [("我", "Person"), ("广州新兴产业峰会", "Other")]
     assert entities("而且运行的时候特别安静，让厨房变得好舒服。") == []  # jieba's 安静/nr
