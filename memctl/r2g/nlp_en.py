@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from memctl.language.lexicon import aliases, english_words, gazetteer, lexicon_cache
 from memctl.language.timenorm import TimeExpr
 from memctl.model import normalize_text
+from memctl.r2g.arguments_en import name_arguments
 from memctl.r2g.predicates import english_lemmatizer, fallback_predicate, lexicon, noun_singular
 from memctl.r2g.statements_en import stated_facts
 from memctl.r2g.structures import Analysis, Mention, RawFact
@@ -59,6 +60,10 @@ _NOT_VERBS_AFTER = frozenset({"a", "an", "the", "my", "your", "his", "her", "our
                               "these", "those", "some", "any", "every", "each", "no", "another", "of", "'s"})
 _COMPLEMENT_TAKERS = frozenset({"like", "dislike", "prefer", "learn"})
 _COMMON_NOUN_ENDINGS = ("s", "ness", "ment", "tion", "sion", "ity", "ence", "ance", "ship", "dom", "ism", "ure", "age")
+_QUOTED_TITLE = re.compile(r"[\"“](?P<title>[A-Z0-9][\w'’-]*(?:[ ][\w'’-]+){0,7})[.!?,]?[\"”]")
+_TITLE_WORDS = frozenset({"of", "the", "a", "an", "and", "in", "on", "to", "for", "with", "at", "by", "from", "or"})
+_WORKED_ON = frozenset({("work", "on"), ("focus", "on")})
+_ANTICIPATION = frozenset({"excited", "eager", "ready", "keen", "determined", "thrilled", "psyched", "stoked"})
 _WH_WORDS = frozenset({"what", "who", "whom", "which", "why", "how", "where", "when"})
 
 
@@ -149,8 +154,11 @@ def _verb_like(tokens: list[Token], index: int) -> bool:
     if index == 0:
         return False
     previous = tokens[index - 1]
+    if previous.lower in ("really", "also", "just", "always", "still"):
+        # "I just like it", but "a teen just like me": the adverb needs a subject before it
+        return index > 1 and _verb_like(tokens, index - 1)
     return (previous.tag in ("PRON", "PROPN", "MODAL", "NEG") and previous.lower not in ("it", "that", "this", "something", "anything", "nothing")
-            or previous.lower in ("really", "also", "just", "do", "does", "did", "to", "'d", "always", "still")
+            or previous.lower in ("do", "does", "did", "to", "'d")
             or previous.lower in gazetteer().person_nouns_en)
 
 
@@ -260,6 +268,7 @@ def _named_spans(sentence: str, tokens: list[Token]) -> list[_Span]:
         canonical = entry.canonical if entry else text
         spans.append(_Span(first, last + 1, Mention(text, match.start(), match.end(), "Product", canonical,
                                                    entry.aliases if entry else (), 0.9)))
+    spans.extend(_quoted_titles(sentence, tokens, by_start, by_end, spans))
     taken = {index for span in spans for index in range(span.start, span.end)}
     index = 0
     while index < len(tokens):
@@ -281,6 +290,26 @@ def _named_spans(sentence: str, tokens: list[Token]) -> list[_Span]:
         for position in range(span.start, span.end):
             tokens[position].entity = number
     return spans
+
+
+def _quoted_titles(sentence: str, tokens: list[Token], by_start: dict, by_end: dict, spans: list[_Span]) -> list[_Span]:
+    """A title in quotes ("Charlotte's Web", "The Lean Startup", "Finding Freedom."): one name of a work, typed
+    Other, not its capitalised words read one by one as people."""
+    found = []
+    taken = {index for span in spans for index in range(span.start, span.end)}
+    for match in _QUOTED_TITLE.finditer(sentence):
+        words = match["title"].split()
+        if not all(word[0].isupper() or word[0].isdigit() or word.lower() in _TITLE_WORDS for word in words):
+            continue
+        first, last = by_start.get(match.start("title")), by_end.get(match.end("title"))
+        if first is None or last is None or taken & set(range(first, last + 1)):
+            continue
+        text = match["title"]
+        for token in tokens[first : last + 1]:
+            token.tag = "PROPN"  # "Becoming Nicole": no verb inside a title
+        found.append(_Span(first, last + 1, Mention(text, match.start("title"), match.end("title"), "Other",
+                                                   confidence=0.75)))
+    return found
 
 
 def _typed_name(sentence: str, tokens: list[Token], start: int, end: int) -> Mention:
@@ -307,7 +336,8 @@ def _typed_name(sentence: str, tokens: list[Token], start: int, end: int) -> Men
         mention.entity_type, mention.confidence = "Person", 0.85
     elif before in ("in", "at", "from", "to", "near", "visit", "visited", "visiting", "into", "around"):
         mention.entity_type, mention.confidence = "Location", 0.65
-    elif end - start <= 2:
+    elif end - start <= 2 and not (end < len(tokens) and tokens[end].tag == "WORD"):
+        # an unknown name before a common noun names that thing ("Perseid meteor shower"), not a person
         mention.entity_type, mention.confidence = "Person", 0.6
     return mention
 
@@ -425,7 +455,8 @@ class _State:
     pivot: Mention | None = None  # "asked me to finish": the person who does the next verb
 
 
-def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
+def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) -> Analysis:
+    """`speaker`, when known, owns the people the sentence names as "my X" (memctl/r2g/arguments_en.py)."""
     tokens = tokenize(sentence)
     for number, expr in enumerate(times):
         for token in tokens:
@@ -441,9 +472,12 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
     for start, end in _clauses(tokens):
         state = _State(subjects=[])
         clause_facts, clause_times = _clause(sentence, tokens, start, end, spans, state)
+        # "…, which is what dance studios use": a clause a wh-word opens has a subject of its own, not the
+        # sentence's speaker ("I learned how to paint" keeps it: an infinitive's subject is the main clause's)
+        inherited = [] if _opened_by_wh(tokens, start, end) else subjects
         for fact in clause_facts:
             if "AGENT" not in fact.roles or fact.passive:
-                for subject in state.subjects or subjects:
+                for subject in state.subjects or inherited:
                     fact.add_role("PATIENT" if fact.passive else "AGENT", subject)
             for index in clause_times:
                 expr = times[index]
@@ -451,10 +485,15 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
         subjects = state.subjects or subjects
         facts.extend(fact for fact in clause_facts if _informative(fact))
     facts = stated_facts(sentence, facts)
+    name_arguments(sentence, facts, [span.mention for span in spans], speaker)
     _attach_loose_times(facts, tokens, times)
     _drop_vague_times(facts, times)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
     return Analysis([span.mention for span in spans], facts, word_classes)
+
+
+def _opened_by_wh(tokens: list[Token], start: int, end: int) -> bool:
+    return start > 0 and tokens[start - 1].lower in _WH_WORDS and tokens[start].lower != "to"
 
 
 def _informative(fact: RawFact) -> bool:
@@ -498,7 +537,7 @@ def _clauses(tokens: list[Token]):
     seen_verb = False
     for index, token in enumerate(tokens):
         split = False
-        if token.tag == "PUNCT" and token.text in _CLAUSE_PUNCTUATION:
+        if token.tag == "PUNCT" and token.text in _CLAUSE_PUNCTUATION and not _title_quote(tokens, index):
             split = True
         elif token.lower in _ALWAYS_SPLIT and token.tag in ("CONJ", "ADV", "PREP", "WORD") or token.lower in _WH_WORDS and index > start:
             split = True
@@ -512,6 +551,14 @@ def _clauses(tokens: list[Token]):
             seen_verb = False
     if start < len(tokens):
         yield start, len(tokens)
+
+
+def _title_quote(tokens: list[Token], index: int) -> bool:
+    """A quote mark of a quoted title ("I loved "Becoming Nicole""): the title is the clause's object."""
+    if tokens[index].text not in "\"“”":
+        return False
+    return any(0 <= position < len(tokens) and tokens[position].entity is not None and tokens[position].tag != "PUNCT"
+               for position in (index - 1, index + 1))
 
 
 def _starts_clause(tokens: list[Token], index: int) -> bool:
@@ -554,6 +601,10 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 facts.append(fact)
                 continue
             index += 1
+            continue
+        if token.lower in _ANTICIPATION and _next_lower(tokens, index) == "to" and _base_verb_at(tokens, index + 2):
+            state.modality = "intention"  # "I'm excited to meet …": the meeting is ahead, not done
+            index += 2
             continue
         if token.tag == "AUX" and _verb_ahead(tokens, index + 1, end):
             if token.lemma == "have" and _next_lower(tokens, index) == "to":
@@ -722,7 +773,7 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
 
 
 def _object(sentence: str, tokens: list[Token], index: int, end: int, spans: list[_Span], role: str):
-    while index < end and tokens[index].tag == "ADV":
+    while index < end and (tokens[index].tag == "ADV" or _title_quote(tokens, index)):
         index += 1
     if index >= end or tokens[index].tag in ("PREP", "CONJ", "PUNCT", "MODAL", "NEG") and tokens[index].lower not in _POSSESSIVES:
         return None, index
@@ -759,14 +810,17 @@ def _prepositions(sentence: str, tokens: list[Token], index: int, end: int, span
 def _preposition_role(preposition: str, mention: Mention, fact: RawFact, verb: str) -> None:
     place = _is_place(mention)
     person = mention.pronoun or mention.entity_type == "Person"
-    if preposition in _LOCATIVE and place:
+    if (verb, preposition) in _WORKED_ON:
+        fact.add_role("PATIENT", mention)  # "working on my online store": what the work is about, not a workplace
+    elif preposition in _LOCATIVE and place:
         if mention.entity_type == "Object" or (mention.entity_type == "Organization" and mention.text.islower()):
             mention.entity_type = "Location"
         fact.add_role("LOCATION", mention)
     elif preposition in ("to", "into", "toward", "towards"):
         if person:
             fact.add_role("RECIPIENT", mention)
-        elif verb in _MOTION_VERBS or place:
+        elif place or verb in _MOTION_VERBS and not mention.text.lower().endswith("ing"):
+            # "took the first step towards becoming a mom": an activity, no destination
             if mention.entity_type in ("Object", "Person", "Other"):
                 mention.entity_type = "Location"
             fact.add_role("LOCATION", mention)

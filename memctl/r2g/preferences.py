@@ -82,7 +82,12 @@ _EN_RULES = [
     (r"^i(?: really| absolutely| honestly| just| totally)? (?P<trigger>prefer|like|love|enjoy|adore)\s+(?P<object>.+)", 1, "taste", 0.8),
     (r"^i(?:'m| am) (?:really |totally |such |a )*(?P<trigger>into|a (?:big |huge )?fan of|obsessed with)\s+(?P<object>.+)", 1, "taste", 0.75),
     (r"^my (?P<trigger>favou?rite)\s+\w+(?: \w+)? (?:is|are)\s+(?P<object>.+)", 1, "taste", 0.8),
-    (r"^i (?P<trigger>usually|always|often|normally|typically|tend to|regularly)\s+(?P<object>.+)", 1, "habit", 0.7),
+    # "I always feel …", "I usually like them more": a habit word before a verb of feeling or thinking says how
+    # the speaker is, not what they do
+    (r"^i (?P<trigger>usually|always|often|normally|typically|tend to|regularly)\s+"
+     r"(?!(?:feel|felt|like|love|enjoy|think|thought|know|knew|believe|wonder|wish|hope|want|need|appreciate|"
+     r"remember|find|get|got|seem|am|was|have been|had|admire|look up|cherish|struggle|worry|say)\b)(?P<object>.+)",
+     1, "habit", 0.7),
 ]
 # Between people, "Don't forget to …", "Never give up!", "Always here to help" are advice and comfort, not
 # instructions: an English instruction names something the assistant does (answer, use, recommend, share …).

@@ -9,6 +9,8 @@ Jon!" → go(agent Way)). A fact is kept when
   "our team", "Tim's band") or a thing of the speaker's ("my laptop won't connect"); never the person addressed ("Hey Maria, hope you're
   well"), nor a capitalised word at the start of the sentence that no lexicon knows as a name ("Challenges will
   come");
+- its verb's subject is its holder: the speaker is not also the verb's "me" ("the joy that dancing brings me");
+  live_in, work_at and move_to name their place ("I'm living my dream" is no residence);
 - it states what its holder did or holds: a further argument (an object, place, recipient) that is not a
   pronoun nor the complement a light verb's predicate already carries ("stay_positive(patient positive)"), or,
   with no argument at all, a phrasal verb ("passed away") or a lexicon verb with its time ("went hiking last
@@ -30,6 +32,9 @@ _OWNED = re.compile(r"(?:\b(?:my|our)|\b[A-Z][a-z]+['’]s)\s+(?:[\w-]+\s+){0,2}
 _MINE = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
 _POSSESSIONS = frozenset({"Object", "Product"})
 _PLACE_COPULAS = frozenset({"be", "have"})
+# Lexicon predicates that say where someone is: without the place, "living my dream" and "working hard" are no
+# residence or workplace.
+_PLACE_PREDICATES = frozenset({"live_in", "work_at", "move_to"})
 
 
 def stated_facts(sentence: str, facts: list[RawFact]) -> list[RawFact]:
@@ -47,12 +52,23 @@ def stated_facts(sentence: str, facts: list[RawFact]) -> list[RawFact]:
         if not holders:
             continue
         fact.roles[holder_role] = holders
+        if _self_object(fact, holder_role) or fact.predicate in _PLACE_PREDICATES and "LOCATION" not in fact.roles:
+            continue
         _drop_echoes(fact, content_free)
         # The holder echoed the light verb's complement ("you're doing my hometown" → do_hometown(patient
         # hometown)): nothing is left that the sentence says of anyone.
         if holder_role in fact.roles and _has_content(fact, holder_role):
             kept.append(fact)
     return kept
+
+
+def _self_object(fact: RawFact, holder_role: str) -> bool:
+    """"… the joy that dancing brings me", "it teaches me": the speaker as holder and as "me" of one verb means
+    the verb's own subject was missed (the speaker was carried over from another clause)."""
+    if not all(mention.pronoun and mention.text.lower() in _SPEAKER for mention in fact.roles[holder_role]):
+        return False
+    return any(mention.pronoun and mention.text.lower() == "me" for role, mentions in fact.roles.items()
+               if role != holder_role for mention in mentions)
 
 
 def _holder(sentence: str, mention: Mention) -> bool:
