@@ -1,0 +1,169 @@
+"""Issue 18, English: Entities are names, a fact's common nouns are its words; misread predicates and roles;
+instructions only to an assistant; habits that are deeds; the English slot statements of
+memctl/r2g/slot_statements_en.py.
+
+Sentences from the tune split of LoCoMo dev (conv-26, conv-30) or written for the test; none from held-out data.
+"""
+
+import pytest
+
+from memctl.r2g.extract import extract
+from memctl.r2g.preferences import find_preferences
+from r2g_testkit import convert, ingest, nodes_of_type, write_jsonl
+
+REF = "2023-05-10T14:00:00"
+
+
+def _extract(sentence, speaker="Caroline"):
+    return extract(sentence, lang="en", ref_time=REF, speaker=speaker)
+
+
+def _roles(sentence, speaker="Caroline"):
+    """(predicate, modality, {role: [(filler text, entity name or None)]}) of each fact."""
+    result = _extract(sentence, speaker)
+    return [(fact.predicate, fact.modality,
+             {role: [(filler.text, result.entities[filler.entity].canonical if filler.entity is not None else None)
+                     for filler in fillers] for role, fillers in fact.roles.items() if role != "TIME"})
+            for fact in result.facts]
+
+
+def _slots(sentence, speaker="Caroline"):
+    return [(slot.subject, slot.slot, slot.value) for slot in _extract(sentence, speaker).slots]
+
+
+@pytest.mark.parametrize("sentence, words", [
+    ("I just signed up for a pottery class.", {"pottery class"}),
+    ("I'm wrapping up the plan and looking for investors.", {"investors"}),
+    ("Yesterday I took the kids to the museum.", {"kids", "museum"}),
+])
+def test_common_nouns_are_words_of_the_fact_not_entities(sentence, words):
+    result = _extract(sentence)
+    assert {entity.name for entity in result.entities} == {"I"}
+    fillers = {filler.text for fact in result.facts for fillers in fact.roles.values() for filler in fillers
+               if filler.entity is None and filler.time is None}
+    assert fillers == words
+
+
+@pytest.mark.parametrize("sentence, speaker, person", [
+    ("I just contacted my mentor for adoption advice.", "Caroline", "Caroline's mentor"),
+    ("My best friend lives in Vancouver now.", "Ann", "Ann's friend"),
+    ("Melanie's kids love nature.", "Caroline", "Melanie's kids"),
+])
+def test_a_person_named_through_a_holder_is_that_holders(sentence, speaker, person):
+    assert person in {(entity.canonical) for entity in _extract(sentence, speaker).entities
+                      if entity.type == "Person"}
+
+
+def test_names_places_and_languages_stay_entities():
+    result = _extract("Jon flew to Paris and started learning Spanish with Gina.")
+    assert {(entity.name, entity.type) for entity in result.entities} >= {
+        ("Jon", "Person"), ("Paris", "Location"), ("Gina", "Person")}
+
+
+@pytest.mark.parametrize("sentence, title", [
+    ('I loved reading "Charlotte\'s Web" as a kid.', "Charlotte's Web"),
+    ('I\'m currently reading "The Lean Startup" and hoping it\'ll give me tips for my biz.', "The Lean Startup"),
+    ('We just did a contemporary piece called "Finding Freedom."', "Finding Freedom"),
+])
+def test_a_quoted_title_is_one_name_and_no_person(sentence, title):
+    entities = {(entity.name, entity.type) for entity in _extract(sentence).entities}
+    assert (title, "Other") in entities
+    assert not {name for name, kind in entities if kind == "Person" and name in title}
+
+
+def test_a_quoted_title_is_the_object_of_its_verb():
+    [fact] = _roles('I loved "Becoming Nicole" by Amy Ellis Nutt.')
+    assert fact[0] == "like" and fact[2]["PATIENT"] == [("Becoming Nicole", "Becoming Nicole")]
+
+
+def test_an_unknown_name_before_a_common_noun_is_no_person():
+    assert ("Perseid", "Person") not in {(entity.name, entity.type)
+                                         for entity in _extract("We saw the Perseid meteor shower.").entities}
+
+
+@pytest.mark.parametrize("sentence", [
+    "I mentor a transgender teen just like me.",  # "like" after a noun is a preposition
+    "I love that it teaches me to accept the beauty of imperfections.",  # the speaker is not its own object
+    "It's been tough, but I'm living my true self.",  # live without a place
+    "I'm living my dream by having my own dance studio.",
+    "I'm after Marley flooring, which is what dance studios usually use.",  # a wh-clause has its own subject
+])
+def test_misread_predicates_and_holders_give_no_fact(sentence):
+    assert [fact for fact in _roles(sentence) if fact[0] in ("like", "teach", "live_in", "dance")] == []
+
+
+def test_working_on_something_is_no_workplace():
+    facts = _roles("I'm working on my online store, growing the customer base.")
+    assert ("work", None, {"PATIENT": [("online store", None)], "AGENT": [("I", "Caroline")]}) in facts
+    assert "work_at" not in {fact[0] for fact in facts}
+    assert _roles("My sister works at Google as a designer.")[0][0] == "work_at"
+
+
+def test_an_activity_is_no_destination():
+    facts = _roles("I took the first step towards becoming a mom - I applied to adoption agencies!")
+    assert all("LOCATION" not in roles for _, _, roles in facts)
+
+
+def test_excited_to_is_an_intention():
+    [fact] = _roles("I'm so excited to meet other people in the community.")
+    assert fact[:2] == ("meet", "intention")
+
+
+@pytest.mark.parametrize("sentence", ["I always feel so alive when I dance.", "I usually like them more.",
+                                      "I always remember that day."])
+def test_a_habit_word_before_a_feeling_is_no_habit(sentence):
+    assert find_preferences(sentence, "en") == []
+
+
+def test_a_habit_is_a_deed():
+    [hit] = find_preferences("I usually go running in the morning.", "en")
+    assert (hit.kind, hit.object) == ("habit", "go running in the morning")
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("My sister Anna lives in Paris.", ("Caroline", "sibling", "Anna")),
+    ("My best friend Sarah got married.", ("Caroline", "friend", "Sarah")),
+    ("I'm originally from Sweden.", ("Caroline", "hometown", "Sweden")),
+    ("I grew up in Ohio.", ("Caroline", "hometown", "Ohio")),
+    ("This necklace is a gift from my grandma in my home country, Sweden.", ("Caroline", "hometown", "Sweden")),
+    ("Yeah, I play clarinet!", ("Caroline", "hobby", "clarinet")),
+    ("I'm getting creative too, just learning the piano.", ("Caroline", "hobby", "piano")),
+])
+def test_english_slot_statements(sentence, expected):
+    assert expected in _slots(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "I play with my kids every day.",  # no instrument
+    "I'm from the future.",  # no place name
+    "She is learning the piano.",  # not the speaker
+    "Did you grow up in Ohio?",
+    "My sister is great.",
+])
+def test_no_slot_statement_without_its_form(sentence):
+    assert [slot for slot in _slots(sentence) if slot[1] in ("hometown", "hobby", "sibling")] == []
+
+
+def test_an_apposition_leaves_the_clause_to_the_other_statements():
+    assert ("Anna", "residence", "Paris") in _slots("My sister Anna lives in Paris.")
+
+
+def _preferences(tmp_path, home, turns):
+    ingest(home, write_jsonl(tmp_path / "chat.jsonl", turns))
+    convert(home)
+    return sorted((node["props"]["attributes"]["kind"], node["props"]["attributes"]["object"])
+                  for node in nodes_of_type(home, "Preference").values())
+
+
+def test_an_instruction_between_people_is_no_preference(isolated_home, tmp_path):
+    turns = [{"id": "t1", "speaker": "Jon", "ts": "2023-05-10T14:00:00", "text": "I got the studio!"},
+             {"id": "t2", "speaker": "Gina", "ts": "2023-05-10T14:01:00",
+              "text": "Keep me posted! I love dancing."}]
+    assert _preferences(tmp_path, isolated_home, turns) == [("taste", "dancing")]
+
+
+def test_an_instruction_to_the_assistant_stays(isolated_home, tmp_path):
+    turns = [{"id": "t1", "speaker": "user", "ts": "2023-05-10T14:00:00",
+              "text": "Please always answer in English."},
+             {"id": "t2", "speaker": "assistant", "ts": "2023-05-10T14:01:00", "text": "Sure, I will."}]
+    assert _preferences(tmp_path, isolated_home, turns) == [("instruction", "answer in English")]
