@@ -56,12 +56,20 @@ _DROPPED_ADJECTIVES = frozenset({"new", "old", "own", "best", "favorite", "favou
                                  "great", "good", "nice", "whole", "entire", "same", "other", "next", "few", "many",
                                  "lovely", "beautiful", "amazing", "awesome", "cute", "huge", "small", "tiny", "real",
                                  "local", "latest", "recent", "few", "special", "very", "really", "super", "pretty"})
+# "some new dance routines": after one of these, a verb's form is a noun's
+_ADJECTIVES_BEFORE_NOUNS = frozenset({"new", "old", "own", "best", "favorite", "favourite", "first", "last", "whole",
+                                      "same", "other", "next", "few", "many", "local", "latest", "recent", "special"})
 _NOT_VERBS_AFTER = frozenset({"a", "an", "the", "my", "your", "his", "her", "our", "their", "its", "this", "that",
                               "these", "those", "some", "any", "every", "each", "no", "another", "of", "'s"})
 _COMPLEMENT_TAKERS = frozenset({"like", "dislike", "prefer", "learn"})
 _COMMON_NOUN_ENDINGS = ("s", "ness", "ment", "tion", "sion", "ity", "ence", "ance", "ship", "dom", "ism", "ure", "age")
 _QUOTED_TITLE = re.compile(r"[\"“](?P<title>[A-Z0-9][\w'’-]*(?:[ ][\w'’-]+){0,7})[.!?,]?[\"”]")
 _TITLE_WORDS = frozenset({"of", "the", "a", "an", "and", "in", "on", "to", "for", "with", "at", "by", "from", "or"})
+_BARE_INFINITIVE_TAKERS = frozenset({"help", "let", "make", "see", "watch", "hear"})
+_DURATION_NOUNS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
+                             "month", "months", "year", "years", "decade", "decades", "ages", "while", "life", "ever"})
+_LEAVING_VERBS = frozenset({"move", "relocate", "come", "return", "fly", "travel", "drive", "escape", "flee",
+                            "immigrate", "emigrate", "leave"})
 _WORKED_ON = frozenset({("work", "on"), ("focus", "on")})
 _ANTICIPATION = frozenset({"excited", "eager", "ready", "keen", "determined", "thrilled", "psyched", "stoked"})
 _WH_WORDS = frozenset({"what", "who", "whom", "which", "why", "how", "where", "when"})
@@ -130,7 +138,8 @@ def _tag(tokens: list[Token]) -> None:
             token.tag = "PREP"
         elif lower in words["conjunctions"]:
             token.tag = "CONJ"
-        elif token.lemma in words["verbs"] and previous not in _NOT_VERBS_AFTER and not names[index]:
+        elif (token.lemma in words["verbs"] and previous not in _NOT_VERBS_AFTER and previous not in _ADJECTIVES_BEFORE_NOUNS
+              and not names[index]):
             token.tag = "VERB"
         elif _unknown_past_tense(tokens, index):
             token.tag = "VERB"
@@ -611,6 +620,9 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 state.modality = "necessity"
             index += 1
             continue
+        if token.tag == "VERB" and facts and token.lower.endswith("ing") and tokens[index - 1].tag == "WORD":
+            index += 1  # "I got some promotions going on my store": a participle of the noun, not the subject's verb
+            continue
         if token.tag in ("VERB", "AUX") or (token.lemma in words["verbs"] and state.subjects and not facts and token.tag == "WORD"):
             if _going_to(tokens, index, end):
                 state.modality = "future"
@@ -631,8 +643,8 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 if state.pivot is not None:
                     fact.add_role("AGENT", state.pivot)
                     state.pivot = None
-                state.pivot = _pivot(tokens, index, end, fact)
-                index += 1 if state.pivot is not None else 0
+                state.pivot = _pivot(tokens, index, end, fact, token.lemma)
+                index += 1 if state.pivot is not None and tokens[index].lower == "to" else 0
                 facts.append(fact)
             continue
         if not facts and token.tag in ("PRON", "PROPN", "WORD", "DET") or token.entity is not None and not facts:
@@ -662,11 +674,15 @@ def _passive(tokens: list[Token], index: int, start: int) -> bool:
     return position >= start and tokens[position].lemma in ("be", "get") and tokens[position].lower not in ("have", "has", "had")
 
 
-def _pivot(tokens: list[Token], index: int, end: int, fact: RawFact) -> Mention | None:
-    """ask/tell/want/help someone to do something: that someone is the AGENT of the next verb."""
+def _pivot(tokens: list[Token], index: int, end: int, fact: RawFact, verb: str) -> Mention | None:
+    """ask/tell/want/help someone to do something: that someone is the AGENT of the next verb; so is whatever
+    follows help/let/make/see/watch before a bare verb ("help dancers reach …", "seeing their eyes light up")."""
+    patient = next(iter(fact.roles.get("PATIENT", ())), None)
+    if (verb in _BARE_INFINITIVE_TAKERS and patient is not None and index < end and tokens[index].lower != "to"
+            and tokens[index].tag == "VERB" and _base_verb_at(tokens, index)):
+        return patient
     if index + 1 >= end or tokens[index].lower != "to" or not _base_verb_at(tokens, index + 1):
         return None
-    patient = next(iter(fact.roles.get("PATIENT", ())), None)
     if patient is not None and (patient.pronoun or patient.entity_type == "Person"):
         return patient
     return None
@@ -750,6 +766,8 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
     object_role = role if pattern_ends_in_preposition or token.lemma in _MOTION_VERBS and role == "LOCATION" else "PATIENT"
     if from_lexicon and not pattern_ends_in_preposition and role == "LOCATION":
         object_role = "LOCATION" if token.lemma in ("visit", "tour") else "PATIENT"
+    if _that_clause(tokens, after, end):
+        return fact, after  # "I've learned that this biz is no cakewalk": a clause, not an object
     object_mention, after = _object(sentence, tokens, after, end, spans, object_role)
     if object_mention is not None and object_role == "LOCATION" and object_mention.entity_type == "Person":
         object_role = "PATIENT"  # visited her grandparents
@@ -770,6 +788,11 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
     if framed is not None and fact.roles.get("LOCATION"):
         fact.predicate, fact.from_lexicon = framed, True  # "works as a nurse at Mercy Hospital" → work_at
     return fact, after
+
+
+def _that_clause(tokens: list[Token], index: int, end: int) -> bool:
+    return (index + 1 < end and tokens[index].lower == "that"
+            and (tokens[index + 1].tag in ("PRON", "PROPN", "DET") or tokens[index + 1].entity is not None))
 
 
 def _object(sentence: str, tokens: list[Token], index: int, end: int, spans: list[_Span], role: str):
@@ -799,10 +822,13 @@ def _prepositions(sentence: str, tokens: list[Token], index: int, end: int, span
         if position < end and tokens[position].time_index is not None:
             index = position + 1
             continue
+        if preposition == "to" and position < end and tokens[position].tag == "VERB" and _base_verb_at(tokens, position):
+            break  # "… to try and bring in customers": an infinitive, not a destination
         mention, after = _noun_phrase(sentence, tokens, position, end, spans, None)
         if mention is None:
             break
-        _preposition_role(preposition, mention, fact, verb)
+        if not (preposition == "for" and mention.text.lower().split()[-1] in _DURATION_NOUNS):
+            _preposition_role(preposition, mention, fact, verb)  # "for 4 years" is how long, no cause
         index = after
     return index
 
@@ -812,6 +838,8 @@ def _preposition_role(preposition: str, mention: Mention, fact: RawFact, verb: s
     person = mention.pronoun or mention.entity_type == "Person"
     if (verb, preposition) in _WORKED_ON:
         fact.add_role("PATIENT", mention)  # "working on my online store": what the work is about, not a workplace
+    elif preposition == "from" and verb in _LEAVING_VERBS:
+        return  # "since I moved from my home country": where from, not where to
     elif preposition in _LOCATIVE and place:
         if mention.entity_type == "Object" or (mention.entity_type == "Organization" and mention.text.islower()):
             mention.entity_type = "Location"

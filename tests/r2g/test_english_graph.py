@@ -92,6 +92,39 @@ def test_misread_predicates_and_holders_give_no_fact(sentence):
     assert [fact for fact in _roles(sentence) if fact[0] in ("like", "teach", "live_in", "dance")] == []
 
 
+@pytest.mark.parametrize("sentence, predicate", [
+    ("I really appreciate your help and motivation.", "appreciate_help"),  # thanks, a phatic verb
+    ("It's all a process and I'm learning a ton.", "learn"),  # a quantity is no object
+    ("We were all freaked when my son got into an accident.", "have"),  # a copula needs a place, not an accident
+    ("But overall, I've learned that this biz is no cakewalk.", "learn"),  # a that-clause is no object
+    ("I love the self-acceptance and love theme.", "like"),  # a reaction to what is shown
+    ("I'm working on my business and some new dance routines.", "dance"),  # a noun after an adjective
+    ("I got some new offers and promotions going on my online store.", "go_to"),  # a participle of a noun
+])
+def test_misread_kinds_give_no_such_fact(sentence, predicate):
+    assert predicate not in {fact[0] for fact in _roles(sentence)}
+
+
+def test_the_speakers_thing_holds_a_fact_only_opening_the_sentence():
+    facts = _roles("It sets goals and tracks my achievements and helps me find areas to improve.")
+    assert all(("achievements", None) not in roles.get("AGENT", []) for _, _, roles in facts)
+    assert ("crash", "continuative", {"AGENT": [("laptop", None)]}) in _roles("My laptop keeps freezing.")
+
+
+def test_the_object_of_help_does_the_next_verb():
+    facts = _roles("I'm offering mentoring to help dancers reach their full potential.")
+    assert "reach_potential" not in {fact[0] for fact in facts}  # the dancers reach it, not the speaker
+
+
+@pytest.mark.parametrize("sentence, role", [
+    ("I've known these friends for 4 years.", "CAUSE"),  # a duration
+    ("I've known them since I moved from my home country.", "LOCATION"),  # where from
+    ("I got some promotions to try and bring in new customers.", "LOCATION"),  # an infinitive
+])
+def test_no_role_for_a_duration_an_origin_or_an_infinitive(sentence, role):
+    assert all(role not in roles for _, _, roles in _roles(sentence))
+
+
 def test_working_on_something_is_no_workplace():
     facts = _roles("I'm working on my online store, growing the customer base.")
     assert ("work", None, {"PATIENT": [("online store", None)], "AGENT": [("I", "Caroline")]}) in facts
