@@ -63,8 +63,16 @@ _NOT_VERBS_AFTER = frozenset({"a", "an", "the", "my", "your", "his", "her", "our
                               "these", "those", "some", "any", "every", "each", "no", "another", "of", "'s"})
 _COMPLEMENT_TAKERS = frozenset({"like", "dislike", "prefer", "learn"})
 _COMMON_NOUN_ENDINGS = ("s", "ness", "ment", "tion", "sion", "ity", "ence", "ance", "ship", "dom", "ism", "ure", "age")
-_QUOTED_TITLE = re.compile(r"[\"“](?P<title>[A-Z0-9][\w'’-]*(?:[ ][\w'’-]+){0,7})[.!?,]?[\"”]")
+_QUOTED_TITLE = re.compile(r"[\"“](?P<title>[A-Z0-9][\w'’-]*(?:[ ][\w'’-]+){0,7})[.!?,]?[\"”]"
+                           r"|(?:(?<=\s)|^)['‘](?P<single>[A-Z0-9][\w-]*(?:[ ][\w-]+){0,7})[.!?,]?['’](?=[\s,.!?;:]|$)")
+_GROUP_BEFORE = re.compile(r"\b(?:group|team|band|club|organi[sz]ation|company|charity|foundation|choir|crew|"
+                           r"community|society|association|startup|business)\W*$", re.IGNORECASE)
 _TITLE_WORDS = frozenset({"of", "the", "a", "an", "and", "in", "on", "to", "for", "with", "at", "by", "from", "or"})
+_EVENT_HEADS = frozenset({"month", "day", "week", "weekend", "festival", "fest", "parade", "fair", "conference",
+                          "summit", "expo", "awards", "cup", "games", "marathon", "gala", "carnival", "night", "eve"})
+_CLAUSE_TAKERS = frozenset({"realize", "realise", "think", "know", "learn", "feel", "believe", "hope", "notice",
+                            "see", "find", "say", "remember", "understand", "guess", "mean", "love", "hate", "like",
+                            "hear", "discover", "decide", "agree", "admit", "promise", "wish", "show", "prove"})
 _BARE_INFINITIVE_TAKERS = frozenset({"help", "let", "make", "see", "watch", "hear"})
 _DURATION_NOUNS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
                              "month", "months", "year", "years", "decade", "decades", "ages", "while", "life", "ever"})
@@ -114,7 +122,7 @@ def _tag(tokens: list[Token]) -> None:
     for index, token in enumerate(tokens):
         lower = token.lower
         previous = tokens[index - 1].lower if index else ""
-        if not token.text[0].isalnum() and token.text[0] != "'":
+        if not token.text[0].isalnum() and (token.text[0] != "'" or len(token.text) == 1):
             token.tag = "PUNCT"
         elif token.text[0].isdigit():
             token.tag = "NUM"
@@ -213,8 +221,13 @@ def _base_verb_at(tokens: list[Token], index: int, allow_participle: bool = Fals
 
 def _capitalised_name(tokens: list[Token], index: int) -> bool:
     token = tokens[index]
-    if not token.text[0].isupper() or token.lower in gazetteer().not_names or token.lower == "i":
+    if not token.text[0].isupper() or token.lower == "i":
         return False
+    if token.lower in gazetteer().not_names:
+        # "pride parade" is no name, but "Pride Month" is one: the next word, capitalised, carries it
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        return (not _sentence_initial(tokens, index) and following is not None and following.text[0].isupper()
+                and following.lower not in gazetteer().not_names and following.lower not in gazetteer().given_names)
     names = gazetteer()
     if _sentence_initial(tokens, index):
         known = (token.lower in names.given_names or token.lower in names.locations or token.lower in names.organizations
@@ -307,16 +320,19 @@ def _quoted_titles(sentence: str, tokens: list[Token], by_start: dict, by_end: d
     found = []
     taken = {index for span in spans for index in range(span.start, span.end)}
     for match in _QUOTED_TITLE.finditer(sentence):
-        words = match["title"].split()
+        group = "title" if match["title"] else "single"
+        words = match[group].split()
         if not all(word[0].isupper() or word[0].isdigit() or word.lower() in _TITLE_WORDS for word in words):
             continue
-        first, last = by_start.get(match.start("title")), by_end.get(match.end("title"))
+        first, last = by_start.get(match.start(group)), by_end.get(match.end(group))
         if first is None or last is None or taken & set(range(first, last + 1)):
             continue
-        text = match["title"]
+        text = match[group]
         for token in tokens[first : last + 1]:
             token.tag = "PROPN"  # "Becoming Nicole": no verb inside a title
-        found.append(_Span(first, last + 1, Mention(text, match.start("title"), match.end("title"), "Other",
+        # "Our group, 'Connected LGBTQ Activists'": the name of a group is an organisation's, not a work's
+        kind = "Organization" if _GROUP_BEFORE.search(sentence[: match.start()]) else "Other"
+        found.append(_Span(first, last + 1, Mention(text, match.start(group), match.end(group), kind,
                                                    confidence=0.75)))
     return found
 
@@ -341,6 +357,8 @@ def _typed_name(sentence: str, tokens: list[Token], start: int, end: int) -> Men
         mention.entity_type, mention.confidence = "Organization", 0.8
     elif last in names.location_heads:
         mention.entity_type, mention.confidence = "Location", 0.8
+    elif last in _EVENT_HEADS:
+        mention.confidence = 0.7  # "Pride Month", "Harvest Festival": a named event, Other
     elif first in names.given_names or before in names.person_titles:
         mention.entity_type, mention.confidence = "Person", 0.85
     elif before in ("in", "at", "from", "to", "near", "visit", "visited", "visiting", "into", "around"):
@@ -387,7 +405,9 @@ def _noun_phrase(sentence: str, tokens: list[Token], index: int, end: int, spans
                 continue
             following = tokens[span.end] if span.end < end else None
             if first == position and span.start == position and not (
-                following is not None and following.tag == "WORD" and following.entity is None and following.time_index is None
+                following is not None and following.entity is None and following.time_index is None
+                and (following.tag == "WORD" or following.tag == "VERB" and not subject
+                     and _nominal_verb(tokens, span.end, end, subject))  # "a LGBTQ support group"
             ):
                 return span.mention, span.end
             position = span.end
@@ -422,6 +442,10 @@ def _nominal_verb(tokens: list[Token], position: int, end: int, subject: bool) -
         return True  # running shoes
     if subject:
         return False
+    if following is not None and following.tag == "WORD":
+        # "a LGBTQ support group yesterday": a verb's form inside a compound noun that ends the phrase
+        after = tokens[position + 2] if position + 2 < end else None
+        return after is None or after.tag in ("PREP", "PUNCT", "CONJ", "TIME")
     return following is None or following.tag in ("PREP", "PUNCT", "CONJ", "TIME")
 
 
@@ -595,7 +619,7 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
         if token.time_index is not None:
             index += 1
             continue
-        if token.tag == "NEG" or token.lower in ("no", "never") and _verb_ahead(tokens, index + 1, end):
+        if token.tag == "NEG" and _negates_verb(tokens, index, end) or token.lower in ("no", "never") and _verb_ahead(tokens, index + 1, end):
             state.negation = True
             index += 1
             continue
@@ -647,12 +671,17 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 index += 1 if state.pivot is not None and tokens[index].lower == "to" else 0
                 facts.append(fact)
             continue
-        if not facts and token.tag in ("PRON", "PROPN", "WORD", "DET") or token.entity is not None and not facts:
+        after_that = bool(facts) and index > start and tokens[index - 1].lower == "that"
+        if (not facts or after_that) and token.tag in ("PRON", "PROPN", "WORD", "DET") or token.entity is not None and not facts:
             mention, after = _noun_phrase(sentence, tokens, index, end, spans, None, subject=True)
             if mention is not None and after > index:
                 if token.lower in _WH_WORDS or token.lower in ("here", "there"):
                     index = after
                     continue
+                if after_that:
+                    # "I love that you chose pottery": the that-clause has its own subject; the facts before
+                    # it keep the main clause's
+                    _hold(facts, state.subjects)
                 joined = index > start and tokens[index - 1].lower in ("and", "or", "&")
                 if state.subjects and not joined:
                     state.subjects.clear()  # "That way I can ...": the earlier phrase was not the subject
@@ -663,9 +692,25 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
     return facts, times
 
 
+def _negates_verb(tokens: list[Token], index: int, end: int) -> bool:
+    """"they're not alone by sharing my story": a negated copula's complement denies no later verb; "I'm not a
+    fan of" is the pattern's own (it finds the negation inside its match)."""
+    following = tokens[index + 1] if index + 1 < end else None
+    return following is None or following.tag not in ("WORD", "ADV") or _verb_ahead(tokens, index + 1, end)
+
+
+def _hold(facts: list[RawFact], subjects: list[Mention]) -> None:
+    for fact in facts:
+        if "AGENT" not in fact.roles and not fact.passive:
+            for subject in subjects:
+                fact.add_role("AGENT", subject)
+
+
 def _passive(tokens: list[Token], index: int, start: int) -> bool:
     """"was held", "got towed": a participle after a form of be or get."""
     token = tokens[index]
+    if token.lower.endswith("ing"):
+        return False  # "I'm going": a progressive, not a passive
     if not (token.lower.endswith("ed") or token.lower in english_words()["irregular_forms"] and token.lower != token.lemma):
         return False
     position = index - 1
@@ -766,7 +811,7 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
     object_role = role if pattern_ends_in_preposition or token.lemma in _MOTION_VERBS and role == "LOCATION" else "PATIENT"
     if from_lexicon and not pattern_ends_in_preposition and role == "LOCATION":
         object_role = "LOCATION" if token.lemma in ("visit", "tour") else "PATIENT"
-    if _that_clause(tokens, after, end):
+    if _that_clause(tokens, after, end, token.lemma):
         return fact, after  # "I've learned that this biz is no cakewalk": a clause, not an object
     object_mention, after = _object(sentence, tokens, after, end, spans, object_role)
     if object_mention is not None and object_role == "LOCATION" and object_mention.entity_type == "Person":
@@ -790,9 +835,12 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
     return fact, after
 
 
-def _that_clause(tokens: list[Token], index: int, end: int) -> bool:
-    return (index + 1 < end and tokens[index].lower == "that"
-            and (tokens[index + 1].tag in ("PRON", "PROPN", "DET") or tokens[index + 1].entity is not None))
+def _that_clause(tokens: list[Token], index: int, end: int, verb: str) -> bool:
+    """"learned that this biz …", "realize that self-care is …": a clause, not the object "that"."""
+    if not (index + 1 < end and tokens[index].lower == "that"):
+        return False
+    return (verb in _CLAUSE_TAKERS or tokens[index + 1].tag in ("PRON", "PROPN", "DET")
+            or tokens[index + 1].entity is not None)
 
 
 def _object(sentence: str, tokens: list[Token], index: int, end: int, spans: list[_Span], role: str):

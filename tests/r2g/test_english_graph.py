@@ -71,6 +71,16 @@ def test_a_quoted_title_is_one_name_and_no_person(sentence, title):
     assert not {name for name, kind in entities if kind == "Person" and name in title}
 
 
+@pytest.mark.parametrize("sentence, name", [
+    ("I came across this cool rainbow sidewalk for Pride Month.", ("Pride Month", "Other")),
+    ("Our group, 'Connected LGBTQ Activists', is made of all kinds of people.",
+     ("Connected LGBTQ Activists", "Organization")),
+])
+def test_named_events_and_groups(sentence, name):
+    entities = {(entity.name, entity.type) for entity in _extract(sentence).entities}
+    assert name in entities and not {kind for _, kind in entities} & {"Person"}
+
+
 def test_a_quoted_title_is_the_object_of_its_verb():
     [fact] = _roles('I loved "Becoming Nicole" by Amy Ellis Nutt.')
     assert fact[0] == "like" and fact[2]["PATIENT"] == [("Becoming Nicole", "Becoming Nicole")]
@@ -109,6 +119,27 @@ def test_the_speakers_thing_holds_a_fact_only_opening_the_sentence():
     facts = _roles("It sets goals and tracks my achievements and helps me find areas to improve.")
     assert all(("achievements", None) not in roles.get("AGENT", []) for _, _, roles in facts)
     assert ("crash", "continuative", {"AGENT": [("laptop", None)]}) in _roles("My laptop keeps freezing.")
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    # a that-clause has its own subject: "you" chose, not the speaker
+    ("I love that you chose pottery for your art.", []),
+    # a negated copula denies no later verb
+    ("I even got to let them know they're not alone by sharing my story.", [("share_story", False)]),
+    ("I'm not going to the party.", [("go_to", True)]),  # a progressive: the speaker is the agent
+    ("I'll keep ya posted.", []),  # ya is a pronoun
+])
+def test_holders_and_negation_of_clauses(sentence, expected):
+    result = _extract(sentence)
+    assert [(fact.predicate, fact.negation) for fact in result.facts if "AGENT" in fact.roles] == expected
+
+
+@pytest.mark.parametrize("sentence, filler", [
+    ("I'm starting a dance studio 'cause I'm passionate about dancing.", "dance studio"),  # no stray quote
+    ("I went to a LGBTQ support group yesterday.", "LGBTQ support group"),  # a compound noun, whole
+])
+def test_fillers_are_whole_phrases(sentence, filler):
+    assert filler in {text for _, _, roles in _roles(sentence) for fillers in roles.values() for text, _ in fillers}
 
 
 def test_the_object_of_help_does_the_next_verb():
