@@ -18,6 +18,7 @@ from memctl.r2g.structures import Mention, RawFact
 
 DEFAULT_SPEAKER = "user"  # as memctl/r2g/slots.py names the holder of a turn without a speaker
 _SPEAKERS_OWN = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+_NOT_NAMED_THROUGH_HOLDER = frozenset({"family", "team", "people", "everyone", "someone", "guy", "guys", "stranger"})
 _NAMES_OWN = re.compile(r"\b(?P<owner>[A-Z][a-z]+)['’]s\s+(?:[\w-]+\s+){0,2}$")
 
 
@@ -52,6 +53,8 @@ def _owner(before: str, speaker: str | None) -> str | None:
 
 
 def _person_noun(text: str) -> bool:
+    """A noun of people that names someone through its holder: "my sister", "Jon's students"; not a group
+    ("my team", "our family") nor anyone ("people"), and not an occupation ("a nurse")."""
     head = text.lower().split()[-1]
     nouns = gazetteer().person_nouns_en
-    return head in nouns or noun_singular(head) in nouns
+    return (head in nouns or noun_singular(head) in nouns) and head not in _NOT_NAMED_THROUGH_HOLDER

@@ -73,6 +73,9 @@ _EVENT_HEADS = frozenset({"month", "day", "week", "weekend", "festival", "fest",
 _CLAUSE_TAKERS = frozenset({"realize", "realise", "think", "know", "learn", "feel", "believe", "hope", "notice",
                             "see", "find", "say", "remember", "understand", "guess", "mean", "love", "hate", "like",
                             "hear", "discover", "decide", "agree", "admit", "promise", "wish", "show", "prove"})
+_PETS = r"(?:dog|dogs|cat|cats|puppy|pup|kitten|kitty|guinea pig|pig|hamster|rabbit|bunny|bird|parrot|fish|turtle|horse|pony|snake|lizard)"
+_PET_BEFORE = re.compile(rf"\b{_PETS},?\s+$")
+_PET_AFTER = re.compile(rf"^,?\s+(?:my|our|his|her|their|the)\s+(?:\w+\s+)?{_PETS}\b")
 _BARE_INFINITIVE_TAKERS = frozenset({"help", "let", "make", "see", "watch", "hear"})
 _DURATION_NOUNS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
                              "month", "months", "year", "years", "decade", "decades", "ages", "while", "life", "ever"})
@@ -146,6 +149,9 @@ def _tag(tokens: list[Token]) -> None:
             token.tag = "PREP"
         elif lower in words["conjunctions"]:
             token.tag = "CONJ"
+        elif lower == "last" and index + 1 < len(tokens) and (tokens[index + 1].text[0].isupper()
+                                                               or tokens[index + 1].time_index is not None):
+            token.tag = "ADV"  # "a poetry reading last Fri": a time's word, not the verb last
         elif (token.lemma in words["verbs"] and previous not in _NOT_VERBS_AFTER and previous not in _ADJECTIVES_BEFORE_NOUNS
               and not names[index]):
             token.tag = "VERB"
@@ -342,6 +348,8 @@ def _typed_name(sentence: str, tokens: list[Token], start: int, end: int) -> Men
     mention = Mention(text, tokens[start].start, tokens[end - 1].end, "Other", confidence=0.6)
     if start > 0 and tokens[start - 1].text in "\"“'‘" or tokens[start - 1].lower in ("called", "named", "titled") if start > 0 else False:
         return mention  # a quoted or named title ("Finding Home"), a pet's or a work's name: Other
+    if _pet_name(sentence, tokens, start, end):
+        return mention  # "my guinea pig Oscar", "Oscar, my guinea pig": a pet's name, Other
     entry = aliases().lookup(text)
     if entry is not None:
         mention.entity_type, mention.canonical, mention.aliases, mention.confidence = (
@@ -367,6 +375,12 @@ def _typed_name(sentence: str, tokens: list[Token], start: int, end: int) -> Men
         # an unknown name before a common noun names that thing ("Perseid meteor shower"), not a person
         mention.entity_type, mention.confidence = "Person", 0.6
     return mention
+
+
+def _pet_name(sentence: str, tokens: list[Token], start: int, end: int) -> bool:
+    before = sentence[: tokens[start].start].lower()
+    after = sentence[tokens[end - 1].end :].lower()
+    return _PET_BEFORE.search(before) is not None or _PET_AFTER.match(after) is not None
 
 
 def _previous_word(tokens: list[Token], index: int) -> str:
@@ -446,7 +460,7 @@ def _nominal_verb(tokens: list[Token], position: int, end: int, subject: bool) -
         # "a LGBTQ support group yesterday": a verb's form inside a compound noun that ends the phrase
         after = tokens[position + 2] if position + 2 < end else None
         return after is None or after.tag in ("PREP", "PUNCT", "CONJ", "TIME")
-    return following is None or following.tag in ("PREP", "PUNCT", "CONJ", "TIME")
+    return following is None or following.tag in ("PREP", "PUNCT", "CONJ", "TIME", "ADV")
 
 
 def _common_type(head_tokens: list[Token], role: str | None) -> str:
@@ -671,7 +685,8 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 index += 1 if state.pivot is not None and tokens[index].lower == "to" else 0
                 facts.append(fact)
             continue
-        after_that = bool(facts) and index > start and tokens[index - 1].lower == "that"
+        after_that = bool(facts) and index > start and (tokens[index - 1].lower == "that"
+                                                         or _subject_ahead(tokens, index, end))
         if (not facts or after_that) and token.tag in ("PRON", "PROPN", "WORD", "DET") or token.entity is not None and not facts:
             mention, after = _noun_phrase(sentence, tokens, index, end, spans, None, subject=True)
             if mention is not None and after > index:
@@ -697,6 +712,16 @@ def _negates_verb(tokens: list[Token], index: int, end: int) -> bool:
     fan of" is the pattern's own (it finds the negation inside its match)."""
     following = tokens[index + 1] if index + 1 < end else None
     return following is None or following.tag not in ("WORD", "ADV") or _verb_ahead(tokens, index + 1, end)
+
+
+def _subject_ahead(tokens: list[Token], index: int, end: int) -> bool:
+    """"the day my youngest took her first steps": a possessed noun right before a verb starts a clause of its own."""
+    if tokens[index].lower not in _POSSESSIVES - {"its"}:
+        return False
+    position = index + 1
+    while position < end and tokens[position].tag == "WORD":
+        position += 1
+    return position > index + 1 and position < end and tokens[position].tag == "VERB"
 
 
 def _hold(facts: list[RawFact], subjects: list[Mention]) -> None:
@@ -861,7 +886,7 @@ def _prepositions(sentence: str, tokens: list[Token], index: int, end: int, span
             index += 1
             continue
         if token.tag != "PREP" and not (token.lower == "because" and _next_lower(tokens, index) == "of"):
-            if token.tag in ("WORD", "DET") and token.lower not in english_words()["non_objects"]:
+            if token.tag in ("WORD", "DET") and token.lower not in english_words()["non_objects"] and not _subject_ahead(tokens, index, end):
                 index += 1  # an object's trailing words ("a postcard from Rome" after "sent me")
                 continue
             break

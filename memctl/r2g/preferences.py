@@ -100,6 +100,7 @@ _EN_CONTINUATION = re.compile(r"^(?:and\s+)?(?P<object>(?:" + _EN_ANSWER_VERBS +
 _EN_CLAUSE_SPLIT = re.compile(r"\s*(?:[;,]\s*(?:so|but|and)?|\bso\b|\bbut\b)\s*", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[，,；;。！？!?]")
 _CLAUSE_BREAK_KEPT = re.compile(r"([，,；;。！？!?])")
+_EN_ASIDE = re.compile(r"\s+[-–—]\s.*$")  # "pottery - the creativity and skill is awesome": a dash starts an aside
 _EN_TRAILING = re.compile(r"(?:[,\s]+please)?[\s.!?,;:]*$", re.IGNORECASE)
 
 
@@ -190,7 +191,7 @@ def _hit(text, offset, start, end, polarity, kind, trigger, confidence, lang) ->
         while stripped != object_text:  # 早上都去健身房跑步 → 去健身房跑步 (strip until nothing changes)
             object_text, stripped = stripped, _ZH_FILLER.sub("", stripped)
     else:
-        object_text = _EN_TRAILING.sub("", object_text)
+        object_text = _EN_TRAILING.sub("", _EN_ASIDE.sub("", object_text))
     object_text = object_text.strip()
     if not object_text:
         return None

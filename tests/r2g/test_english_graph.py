@@ -81,6 +81,18 @@ def test_named_events_and_groups(sentence, name):
     assert name in entities and not {kind for _, kind in entities} & {"Person"}
 
 
+@pytest.mark.parametrize("sentence, pet", [
+    ("Thanks, Mel! And yup, I do- Oscar, my guinea pig.", "Oscar"),
+    ("I took my dog Max to the vet.", "Max"),
+])
+def test_a_pets_name_is_no_person(sentence, pet):
+    assert (pet, "Other") in {(entity.name, entity.type) for entity in _extract(sentence).entities}
+
+
+def test_a_team_is_no_person_of_its_holder():
+    assert not [entity for entity in _extract("My team won first place.").entities if "team" in entity.name]
+
+
 def test_a_quoted_title_is_the_object_of_its_verb():
     [fact] = _roles('I loved "Becoming Nicole" by Amy Ellis Nutt.')
     assert fact[0] == "like" and fact[2]["PATIENT"] == [("Becoming Nicole", "Becoming Nicole")]
@@ -128,6 +140,7 @@ def test_the_speakers_thing_holds_a_fact_only_opening_the_sentence():
     ("I even got to let them know they're not alone by sharing my story.", [("share_story", False)]),
     ("I'm not going to the party.", [("go_to", True)]),  # a progressive: the speaker is the agent
     ("I'll keep ya posted.", []),  # ya is a pronoun
+    ("I'll never forget the day my youngest took her first steps.", [("forget", True)]),  # her steps, not mine
 ])
 def test_holders_and_negation_of_clauses(sentence, expected):
     result = _extract(sentence)
@@ -137,6 +150,7 @@ def test_holders_and_negation_of_clauses(sentence, expected):
 @pytest.mark.parametrize("sentence, filler", [
     ("I'm starting a dance studio 'cause I'm passionate about dancing.", "dance studio"),  # no stray quote
     ("I went to a LGBTQ support group yesterday.", "LGBTQ support group"),  # a compound noun, whole
+    ("By the way, I went to a poetry reading last Fri - it was really powerful!", "poetry reading"),  # last: no verb
 ])
 def test_fillers_are_whole_phrases(sentence, filler):
     assert filler in {text for _, _, roles in _roles(sentence) for fillers in roles.values() for text, _ in fillers}
@@ -177,6 +191,11 @@ def test_excited_to_is_an_intention():
                                       "I always remember that day."])
 def test_a_habit_word_before_a_feeling_is_no_habit(sentence):
     assert find_preferences(sentence, "en") == []
+
+
+def test_a_dash_ends_a_tastes_object():
+    [hit] = find_preferences("I'm a big fan of pottery - the creativity and skill is awesome.", "en")
+    assert hit.object == "pottery"
 
 
 def test_a_habit_is_a_deed():
