@@ -6,6 +6,9 @@ memctl/r2g/changes.py do not read (issue 18):
     I grew up in Ohio, my home country, Sweden
     I play (the) clarinet, learning the piano the speaker   hobby                         clarinet
     (an instrument of en_words.yaml's `instruments`)
+    I wanna / plan to / hope to / I'm gonna /  the speaker   plan                          the deed
+    I'm thinking of / ready to <deed>
+    (the deed: a verb of en_words.yaml, not a light or phatic one: "I want to say …", "I hope to see you")
 
 Read in the clauses no other statement read, except the apposition, which names a relative beside whatever the
 clause says of them ("my sister Anna lives in Paris" is also Anna's residence). A place or a name must be written
@@ -33,6 +36,7 @@ def _frames() -> tuple:
     return (
         ("hometown", re.compile(rf"{_PLACE_LEAD}I(?:'m| am) (?:originally |also )?from (?P<z>{_NAME})$")),
         ("hometown", re.compile(rf"{_PLACE_LEAD}I grew up in (?P<z>{_NAME})$")),
+        ("plan", re.compile(rf"{_PLACE_LEAD}(?:{_PLAN_TRIGGER})(?: to| on)? (?P<z>[a-z].+)$", re.IGNORECASE)),
         ("hobby", re.compile(rf"{_PLACE_LEAD}(?:I (?:also |still )?play|(?:I(?:'m| am) )?(?:just |still |also )?"
                              rf"learning(?: to play)?) (?:the |my )?(?P<z>{instruments})$", re.IGNORECASE)),
     )
@@ -43,6 +47,12 @@ def _instruments() -> frozenset:
     return frozenset(load_yaml("en_words.yaml")["instruments"])
 
 
+_PLAN_TRIGGER = (r"I(?:'m| am) (?:really |also |still |now |so |just )?(?:planning|hoping|aiming|ready|eager|keen|"
+                 r"thinking of|thinking about|looking to|going to|gonna)|I (?:really |also |still )?(?:plan|hope|"
+                 r"want|intend|aim|wanna|dream of)|(?:I'?m )?gonna")
+# "I want to say …", "I hope to see you": wishes toward the other person, no plan of the speaker's
+_NOT_PLANS = frozenset({"say", "thank", "let", "know", "see", "hear", "tell", "ask", "check", "talk", "wish", "remind",
+                        "be", "get", "go", "do", "make", "keep", "give", "stay", "have", "try"})
 _APPOSITION = re.compile(rf"\b[Mm]y (?P<y>(?:best |little |big |older |younger |baby |twin )?[a-z]+) (?P<z>{_NAME})\b")
 _HOME_COUNTRY = re.compile(rf"\b[Mm]y home (?:country|town|state),? (?P<z>{_NAME})\b")
 
@@ -62,7 +72,7 @@ def english_statements(state) -> list[SlotFact]:
         text = clause.group().rstrip()
         for slot, pattern in _frames():
             match = pattern.search(text.strip())
-            if match is not None:
+            if match is not None and (slot != "plan" or _planned_deed(match["z"])):
                 offset = start + len(text) - len(text.lstrip())
                 fact = slot_fact(state, speaker_holder(state, offset + match.start()), slot_lexicon().slots[slot],
                                  slot, offset + match.start("z"), offset + match.end("z"), start, end, STATED)
@@ -70,6 +80,19 @@ def english_statements(state) -> list[SlotFact]:
                     found.append(fact)
                     break
     return found
+
+
+def _planned_deed(value: str) -> bool:
+    """A plan names a deed of the speaker: "working with trans people", "continue my edu"; "be a mom" is one too
+    when be has its noun."""
+    from memctl.r2g.predicates import english_lemmatizer
+    from memctl.language.lexicon import english_words
+
+    words = value.split()
+    lemma = english_lemmatizer()(words[0].lower())
+    if lemma == "be":
+        return len(words) > 1 and words[1].lower() in ("a", "an")
+    return lemma in english_words()["verbs"] and lemma not in _NOT_PLANS
 
 
 def _apposition(state, match) -> SlotFact | None:

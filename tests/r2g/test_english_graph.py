@@ -211,6 +211,9 @@ def test_a_habit_is_a_deed():
     ("This necklace is a gift from my grandma in my home country, Sweden.", ("Caroline", "hometown", "Sweden")),
     ("Yeah, I play clarinet!", ("Caroline", "hobby", "clarinet")),
     ("I'm getting creative too, just learning the piano.", ("Caroline", "hobby", "piano")),
+    ("I wanna start a dance studio so I can teach others.", ("Caroline", "plan", "start a dance studio")),
+    ("Gonna continue my edu and check out career options.",
+     ("Caroline", "plan", "continue my edu and check out career options")),
 ])
 def test_english_slot_statements(sentence, expected):
     assert expected in _slots(sentence)
@@ -222,9 +225,12 @@ def test_english_slot_statements(sentence, expected):
     "She is learning the piano.",  # not the speaker
     "Did you grow up in Ohio?",
     "My sister is great.",
+    "I want to say thanks for everything.",  # a wish toward the other person
+    "I hope to see you soon.",
+    "I'll keep pushing and working to make my dreams happen.",
 ])
 def test_no_slot_statement_without_its_form(sentence):
-    assert [slot for slot in _slots(sentence) if slot[1] in ("hometown", "hobby", "sibling")] == []
+    assert [slot for slot in _slots(sentence) if slot[1] in ("hometown", "hobby", "sibling", "plan")] == []
 
 
 def test_an_apposition_leaves_the_clause_to_the_other_statements():
