@@ -18,7 +18,10 @@ from memctl.r2g.structures import Mention, RawFact
 
 DEFAULT_SPEAKER = "user"  # as memctl/r2g/slots.py names the holder of a turn without a speaker
 _SPEAKERS_OWN = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
-_NOT_NAMED_THROUGH_HOLDER = frozenset({"family", "team", "people", "everyone", "someone", "guy", "guys", "stranger"})
+# groups and anyone: "my team", "my customers", "my students" name no one in particular
+_NOT_NAMED_THROUGH_HOLDER = frozenset({"family", "team", "people", "everyone", "someone", "guy", "guys", "stranger",
+                                       "customers", "clients", "students", "fans", "followers", "neighbors",
+                                       "coworkers", "colleagues", "classmates", "teammates", "friends", "teachers"})
 _NAMES_OWN = re.compile(r"\b(?P<owner>[A-Z][a-z]+)['’]s\s+(?:[\w-]+\s+){0,2}$")
 
 

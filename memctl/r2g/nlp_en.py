@@ -76,6 +76,8 @@ _CLAUSE_TAKERS = frozenset({"realize", "realise", "think", "know", "learn", "fee
 _PETS = r"(?:dog|dogs|cat|cats|puppy|pup|kitten|kitty|guinea pig|pig|hamster|rabbit|bunny|bird|parrot|fish|turtle|horse|pony|snake|lizard)"
 _PET_BEFORE = re.compile(rf"\b{_PETS},?\s+$")
 _PET_AFTER = re.compile(rf"^,?\s+(?:my|our|his|her|their|the)\s+(?:\w+\s+)?{_PETS}\b")
+_WORK_WORDS = frozenset({"job", "work", "works", "worked", "working", "employed", "intern", "internship", "position",
+                         "role", "career", "shift", "hired", "volunteer", "volunteering", "volunteered"})
 _BARE_INFINITIVE_TAKERS = frozenset({"help", "let", "make", "see", "watch", "hear"})
 _DURATION_NOUNS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
                              "month", "months", "year", "years", "decade", "decades", "ages", "while", "life", "ever"})
@@ -369,6 +371,8 @@ def _typed_name(sentence: str, tokens: list[Token], start: int, end: int) -> Men
         mention.confidence = 0.7  # "Pride Month", "Harvest Festival": a named event, Other
     elif first in names.given_names or before in names.person_titles:
         mention.entity_type, mention.confidence = "Person", 0.85
+    elif before in ("at", "for") and _previous_word(tokens, _previous_index(tokens, start)) in _WORK_WORDS:
+        mention.entity_type, mention.confidence = "Organization", 0.7  # "lost my job at Door Dash"
     elif before in ("in", "at", "from", "to", "near", "visit", "visited", "visiting", "into", "around"):
         mention.entity_type, mention.confidence = "Location", 0.65
     elif end - start <= 2 and not (end < len(tokens) and tokens[end].tag == "WORD"):
@@ -381,6 +385,13 @@ def _pet_name(sentence: str, tokens: list[Token], start: int, end: int) -> bool:
     before = sentence[: tokens[start].start].lower()
     after = sentence[tokens[end - 1].end :].lower()
     return _PET_BEFORE.search(before) is not None or _PET_AFTER.match(after) is not None
+
+
+def _previous_index(tokens: list[Token], index: int) -> int:
+    position = index - 1
+    while position >= 0 and tokens[position].tag == "DET":
+        position -= 1
+    return position
 
 
 def _previous_word(tokens: list[Token], index: int) -> str:
@@ -516,9 +527,16 @@ def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) ->
     spans = _named_spans(sentence, tokens)
     facts: list[RawFact] = []
     subjects: list[Mention] = []
+    modality = None
     for start, end in _clauses(tokens):
         state = _State(subjects=[])
         clause_facts, clause_times = _clause(sentence, tokens, start, end, spans, state)
+        if start > 0 and tokens[start - 1].lower in ("and", "or") and not state.subjects:
+            # "I'm excited to guide and mentor dancers", "ready to be a mom and share my love": the verb joined
+            # by "and" shares the first one's modality
+            for fact in clause_facts:
+                fact.modality = fact.modality or modality
+        modality = next((fact.modality for fact in clause_facts if fact.modality), None) if clause_facts else modality
         # "…, which is what dance studios use": a clause a wh-word opens has a subject of its own, not the
         # sentence's speaker ("I learned how to paint" keeps it: an infinitive's subject is the main clause's)
         inherited = [] if _opened_by_wh(tokens, start, end) else subjects
@@ -675,9 +693,12 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 continue
             match = table.english_at(lemmas, index, skippable)
             passive = _passive(tokens, index, start)
+            purpose = index > start + 1 and tokens[index - 1].lower == "to" and tokens[index - 2].tag == "WORD"
             fact, index = _verb(sentence, tokens, index, end, spans, state, match)
             if fact is not None:
                 fact.passive = passive
+                if purpose:
+                    fact.modality = fact.modality or "intention"  # "a place to open my studio": not opened yet
                 if state.pivot is not None:
                     fact.add_role("AGENT", state.pivot)
                     state.pivot = None
@@ -825,8 +846,16 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
         owner = state.complement_of
         object_mention, after = _object(sentence, tokens, after, end, spans, "PATIENT")
         object_mention = object_mention or next(iter(fact.roles.get("PATIENT", ())), None)
-        # "I love swimming": the activity fills PATIENT but is not a thing (no entity)
-        owner.add_role("PATIENT", object_mention or Mention(token.text, token.start, token.end, None, confidence=0.5))
+        # "I love swimming": the activity fills PATIENT but is not a thing (no entity); "I love running my own
+        # studio": the activity with its object, unless that object is a name ("love visiting Paris")
+        if object_mention is not None and not object_mention.pronoun and object_mention.entity_type not in (
+                None, "Person", "Location", "Organization", "Product", "Other") or object_mention is None:
+            end_at = object_mention.end if object_mention is not None else token.end
+            object_mention = Mention(sentence[token.start:end_at], token.start, end_at, "Object", confidence=0.5)
+        elif _typed_common(object_mention, spans):
+            object_mention = Mention(sentence[token.start:object_mention.end], token.start, object_mention.end,
+                                     "Object", confidence=0.5)
+        owner.add_role("PATIENT", object_mention)
         _prepositions(sentence, tokens, after, end, spans, owner, token.lemma)
         return None, end
     if predicate in _COMPLEMENT_TAKERS and after < end and (tokens[after].tag == "VERB" and tokens[after].lower.endswith("ing")
@@ -858,6 +887,11 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
     if framed is not None and fact.roles.get("LOCATION"):
         fact.predicate, fact.from_lexicon = framed, True  # "works as a nurse at Mercy Hospital" → work_at
     return fact, after
+
+
+def _typed_common(mention: Mention, spans: list[_Span]) -> bool:
+    """A noun phrase typed by its head (a person noun, a place noun), not one of the sentence's names."""
+    return not mention.pronoun and all(span.mention is not mention for span in spans)
 
 
 def _that_clause(tokens: list[Token], index: int, end: int, verb: str) -> bool:

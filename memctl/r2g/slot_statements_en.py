@@ -10,7 +10,8 @@ memctl/r2g/changes.py do not read (issue 18):
     I'm thinking of / ready to <deed>
     (the deed: a verb of en_words.yaml, not a light or phatic one: "I want to say …", "I hope to see you")
 
-Read in the clauses no other statement read, except the apposition, which names a relative beside whatever the
+The clause's event facts stay beside them (memctl/r2g/extract.py): "I wanna start a dance studio" is a plan and
+an intended event. Read in the clauses no other statement read, except the apposition, which names a relative beside whatever the
 clause says of them ("my sister Anna lives in Paris" is also Anna's residence). A place or a name must be written
 with a capital; questions were left out before (slots.find_slots).
 """
@@ -77,6 +78,7 @@ def english_statements(state) -> list[SlotFact]:
                 fact = slot_fact(state, speaker_holder(state, offset + match.start()), slot_lexicon().slots[slot],
                                  slot, offset + match.start("z"), offset + match.end("z"), start, end, STATED)
                 if fact is not None:
+                    fact.statement = True  # "I wanna start a studio" is the plan and the intended event both
                     found.append(fact)
                     break
     return found

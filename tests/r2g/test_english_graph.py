@@ -89,8 +89,10 @@ def test_a_pets_name_is_no_person(sentence, pet):
     assert (pet, "Other") in {(entity.name, entity.type) for entity in _extract(sentence).entities}
 
 
-def test_a_team_is_no_person_of_its_holder():
-    assert not [entity for entity in _extract("My team won first place.").entities if "team" in entity.name]
+@pytest.mark.parametrize("sentence, group", [("My team won first place.", "team"),
+                                             ("I love giving my customers something different.", "customers")])
+def test_a_group_is_no_person_of_its_holder(sentence, group):
+    assert not [entity for entity in _extract(sentence).entities if group in entity.name]
 
 
 def test_a_quoted_title_is_the_object_of_its_verb():
@@ -154,6 +156,36 @@ def test_holders_and_negation_of_clauses(sentence, expected):
 ])
 def test_fillers_are_whole_phrases(sentence, filler):
     assert filler in {text for _, _, roles in _roles(sentence) for fillers in roles.values() for text, _ in fillers}
+
+
+@pytest.mark.parametrize("sentence, fact", [
+    ("I'm ready to be a mom and share my love and family.", ("share_love", "intention")),  # "and" shares it
+    ("I'm still searching for a place to open my dance studio.", ("open", "intention")),  # a purpose
+])
+def test_a_modality_reaches_the_verb_it_governs(sentence, fact):
+    assert fact in {fact[:2] for fact in _roles(sentence)}
+
+
+@pytest.mark.parametrize("sentence, activity", [
+    ("I love running my own studio.", "running my own studio"),
+    ("I love camping trips with my fam.", "camping trips"),
+    ("I love swimming.", "swimming"),
+])
+def test_the_activity_liked_is_whole(sentence, activity):
+    [fact] = _roles(sentence)
+    assert fact[0] == "like" and fact[2]["PATIENT"] == [(activity, None)]
+
+
+def test_a_workplace_named_after_a_job_is_an_organisation():
+    entities = {(entity.name, entity.type) for entity in
+                _extract("Unfortunately, I also lost my job at Door Dash this month.").entities}
+    assert ("Door Dash", "Organization") in entities
+
+
+def test_a_plan_keeps_its_event():
+    result = _extract("I wanna start a dance studio so I can teach others.")
+    assert ("Caroline", "plan", "start a dance studio") in _slots("I wanna start a dance studio so I can teach others.")
+    assert ("start", "intention") in {(fact.predicate, fact.modality) for fact in result.facts}
 
 
 def test_the_object_of_help_does_the_next_verb():
