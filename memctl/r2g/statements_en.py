@@ -11,7 +11,8 @@ Jon!" → go(agent Way)). A fact is kept when
   start of the sentence that no lexicon knows as a name ("Challenges will come");
 - its verb's subject is its holder: the speaker is not also the verb's "me" ("the joy that dancing brings me");
   live_in, work_at and move_to name their place ("I'm living my dream" is no residence);
-- liking is no reaction to what was just shown ("I love the theme", "I love your painting");
+- liking is no reaction to what was just shown ("I love the theme", "I love your painting") nor a wish to see or
+  hear of it ("I'd love to see another painting of yours");
 - it states what its holder did or holds: a further argument (an object, place, recipient) that is not a
   pronoun nor the complement a light verb's predicate already carries ("stay_positive(patient positive)"), or,
   with no argument at all, a phrasal verb ("passed away") or a lexicon verb with its time ("went hiking last
@@ -33,6 +34,7 @@ _OWNED = re.compile(r"(?:\b(?:my|our)|\b[A-Z][a-z]+['’]s)\s+(?:[\w-]+\s+){0,2}
 # "My laptop won't connect": the speaker's thing opens the sentence (not "tracks my achievements and helps me …")
 _MINE = re.compile(r"^\W*(?:(?:and|but|so|oh|well|yeah|also|now|then|plus|ugh|sadly|unfortunately)\W+)*my\s+"
                    r"(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+_PERCEIVED = re.compile(r"(?:see|hear|read|watch|check|know|learn)\b", re.IGNORECASE)
 _SHOWN = re.compile(r"\b(?:the|your|this|that|these|those|his|her|their)\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
 _POSSESSIONS = frozenset({"Object", "Product"})
 _PLACE_COPULAS = frozenset({"be", "have"})
@@ -86,8 +88,13 @@ def _named_place(fact: RawFact) -> bool:
 def _reaction(sentence: str, fact: RawFact) -> bool:
     """"I love the self-acceptance theme", "I love your painting": liking what was just shown or said, as the
     preferences read it (memctl/r2g/preferences.py), is no standing taste."""
-    return fact.predicate == "like" and any(_SHOWN.search(sentence[: mention.start])
-                                            for mention in fact.roles.get("PATIENT", ()))
+    if fact.predicate != "like":
+        return False
+    patients = fact.roles.get("PATIENT", ())
+    # "I'd love to see another painting of yours": a wish about the other's news, no taste of the speaker's
+    if fact.modality == "conditional" and any(_PERCEIVED.match(mention.text) for mention in patients):
+        return True
+    return any(_SHOWN.search(sentence[: mention.start]) for mention in patients)
 
 
 def _holder(sentence: str, mention: Mention) -> bool:

@@ -122,6 +122,7 @@ def test_misread_predicates_and_holders_give_no_fact(sentence):
     ("We were all freaked when my son got into an accident.", "have"),  # a copula needs a place, not an accident
     ("But overall, I've learned that this biz is no cakewalk.", "learn"),  # a that-clause is no object
     ("I love the self-acceptance and love theme.", "like"),  # a reaction to what is shown
+    ("I'd love to see another painting of yours!", "like"),  # a wish to see the other's work
     ("I'm working on my business and some new dance routines.", "dance"),  # a noun after an adjective
     ("I got some new offers and promotions going on my online store.", "go_to"),  # a participle of a noun
 ])
