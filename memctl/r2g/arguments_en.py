@@ -40,7 +40,7 @@ def _argument(sentence: str, filler: Mention, named: set, speaker: str | None) -
     if aliases().lookup(filler.text) is not None or filler.text.lower() in gazetteer().languages:
         return filler  # a phrase the alias lexicon names ("New York"), a language ("learning Spanish")
     owner = _owner(sentence[: filler.start], speaker)
-    if owner is not None and _person_noun(filler.text):
+    if owner is not None and named_through_holder(filler.text):
         # Named as the slot facts name a relative (memctl/r2g/slots.relative_holder), not as written: "sister"
         # would become an alias of every speaker's sister.
         name = f"{owner}'s {filler.text.lower()}"
@@ -55,7 +55,7 @@ def _owner(before: str, speaker: str | None) -> str | None:
     return owned["owner"] if owned else None
 
 
-def _person_noun(text: str) -> bool:
+def named_through_holder(text: str) -> bool:
     """A noun of people that names someone through its holder: "my sister", "Jon's students"; not a group
     ("my team", "our family") nor anyone ("people"), and not an occupation ("a nurse")."""
     head = text.lower().split()[-1]

@@ -78,6 +78,9 @@ _PET_BEFORE = re.compile(rf"\b{_PETS},?\s+$")
 _PET_AFTER = re.compile(rf"^,?\s+(?:my|our|his|her|their|the)\s+(?:\w+\s+)?{_PETS}\b")
 _WORK_WORDS = frozenset({"job", "work", "works", "worked", "working", "employed", "intern", "internship", "position",
                          "role", "career", "shift", "hired", "volunteer", "volunteering", "volunteered"})
+# "grateful for the chance to share my story", "able to give": the deed is done, no purpose ahead
+_CHANCES = frozenset({"chance", "opportunity", "time", "way", "courage", "strength", "able", "freedom", "right",
+                      "power", "space", "push", "reason", "privilege", "honor", "pleasure", "lucky", "blessed"})
 _BARE_INFINITIVE_TAKERS = frozenset({"help", "let", "make", "see", "watch", "hear"})
 _DURATION_NOUNS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
                              "month", "months", "year", "years", "decade", "decades", "ages", "while", "life", "ever"})
@@ -693,7 +696,8 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 continue
             match = table.english_at(lemmas, index, skippable)
             passive = _passive(tokens, index, start)
-            purpose = index > start + 1 and tokens[index - 1].lower == "to" and tokens[index - 2].tag == "WORD"
+            purpose = (index > start + 1 and tokens[index - 1].lower == "to" and tokens[index - 2].tag == "WORD"
+                       and tokens[index - 2].lower not in _CHANCES)
             fact, index = _verb(sentence, tokens, index, end, spans, state, match)
             if fact is not None:
                 fact.passive = passive

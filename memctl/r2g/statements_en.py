@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from memctl.language.lexicon import english_words, gazetteer
+from memctl.r2g.arguments_en import named_through_holder
 from memctl.r2g.structures import Mention, RawFact
 
 _SPEAKER = frozenset({"i", "me", "myself"})  # "we" names nobody R2G can resolve: its facts would show no holder
@@ -34,7 +35,9 @@ _OWNED = re.compile(r"(?:\b(?:my|our)|\b[A-Z][a-z]+['’]s)\s+(?:[\w-]+\s+){0,2}
 # "My laptop won't connect": the speaker's thing opens the sentence (not "tracks my achievements and helps me …")
 _MINE = re.compile(r"^\W*(?:(?:and|but|so|oh|well|yeah|also|now|then|plus|ugh|sadly|unfortunately)\W+)*my\s+"
                    r"(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
-_PERCEIVED = re.compile(r"(?:see|hear|read|watch|check|know|learn)\b", re.IGNORECASE)
+# "I'd love to see …", "I'd love to help", "I'd love to join in": wishes and offers to the other person
+_PERCEIVED = re.compile(r"(?:see|hear|read|watch|check|know|learn|help|join|chat|talk|meet|catch|come|try|be|get|"
+                        r"go|do|make)\b", re.IGNORECASE)
 _SHOWN = re.compile(r"\b(?:the|your|this|that|these|those|his|her|their)\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
 _POSSESSIONS = frozenset({"Object", "Product"})
 _PLACE_COPULAS = frozenset({"be", "have"})
@@ -108,7 +111,7 @@ def _holder(sentence: str, mention: Mention) -> bool:
     if mention.entity_type != "Person":
         return False
     if _OWNED.search(before):
-        return True
+        return named_through_holder(mention.text)  # "my sister", not "my team" nor "my students"
     if not mention.text[:1].isupper():
         return False
     return mention.confidence >= _KNOWN_NAME or not _SENTENCE_START.search(sentence[: mention.start])

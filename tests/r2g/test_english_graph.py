@@ -123,6 +123,8 @@ def test_misread_predicates_and_holders_give_no_fact(sentence):
     ("But overall, I've learned that this biz is no cakewalk.", "learn"),  # a that-clause is no object
     ("I love the self-acceptance and love theme.", "like"),  # a reaction to what is shown
     ("I'd love to see another painting of yours!", "like"),  # a wish to see the other's work
+    ("If you ever do it, let me know — I'd love to help in any way I can.", "like"),  # an offer
+    ("Seeing my students succeed motivates me.", "succeed_motivate"),  # a group is no holder
     ("I'm working on my business and some new dance routines.", "dance"),  # a noun after an adjective
     ("I got some new offers and promotions going on my online store.", "go_to"),  # a participle of a noun
 ])
@@ -162,6 +164,7 @@ def test_fillers_are_whole_phrases(sentence, filler):
 @pytest.mark.parametrize("sentence, fact", [
     ("I'm ready to be a mom and share my love and family.", ("share_love", "intention")),  # "and" shares it
     ("I'm still searching for a place to open my dance studio.", ("open", "intention")),  # a purpose
+    ("I'm grateful for the chance to share my story.", ("share_story", None)),  # a chance taken, no purpose
 ])
 def test_a_modality_reaches_the_verb_it_governs(sentence, fact):
     assert fact in {fact[:2] for fact in _roles(sentence)}
