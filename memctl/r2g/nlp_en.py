@@ -30,6 +30,7 @@ _TOKEN = re.compile(
     r"(?:[A-Za-z]\.){2,}"  # U.S., e.g.
     r"|[A-Za-z]+['’]t\b"  # don't, can't
     r"|['’](?:s|re|ve|ll|d|m)\b"  # clitics: I'm → I + 'm
+    r"|[A-Z]{2,}\+(?!\w)"  # LGBTQ+
     r"|[A-Za-z][A-Za-z\-]*[A-Za-z]|[A-Za-z]"
     r"|\d+(?:[.:,]\d+)*(?:st|nd|rd|th)?"
     r"|\S"
@@ -81,6 +82,8 @@ _WORK_WORDS = frozenset({"job", "work", "works", "worked", "working", "employed"
 # "grateful for the chance to share my story", "able to give": the deed is done, no purpose ahead
 _CHANCES = frozenset({"chance", "opportunity", "time", "way", "courage", "strength", "able", "freedom", "right",
                       "power", "space", "push", "reason", "privilege", "honor", "pleasure", "lucky", "blessed"})
+_PARTITIVES = frozenset({"group", "groups", "bunch", "couple", "piece", "pieces", "kind", "type", "set", "pair",
+                         "series", "collection", "team", "cup", "bottle", "glass", "box", "bag", "pile", "member"})
 _BARE_INFINITIVE_TAKERS = frozenset({"help", "let", "make", "see", "watch", "hear"})
 _DURATION_NOUNS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
                              "month", "months", "year", "years", "decade", "decades", "ages", "while", "life", "ever"})
@@ -459,6 +462,10 @@ def _noun_phrase(sentence: str, tokens: list[Token], index: int, end: int, spans
         return None, index
     while position - 1 > first and tokens[position - 1].lower in words["non_objects"]:
         position -= 1
+    if (position + 1 < end and tokens[position].lower == "of" and tokens[position - 1].lower in _PARTITIVES
+            and tokens[position + 1].tag in ("WORD", "DET", "PROPN")):
+        # "a group of religious conservatives": the group is named by what it is of
+        _, position = _noun_phrase(sentence, tokens, position + 1, end, spans, role)
     head_tokens = tokens[first:position]
     text = sentence[head_tokens[0].start : head_tokens[-1].end]
     return Mention(text, head_tokens[0].start, head_tokens[-1].end, _common_type(head_tokens, role), confidence=0.7), position
@@ -938,8 +945,12 @@ def _prepositions(sentence: str, tokens: list[Token], index: int, end: int, span
         mention, after = _noun_phrase(sentence, tokens, position, end, spans, None)
         if mention is None:
             break
-        if not (preposition == "for" and mention.text.lower().split()[-1] in _DURATION_NOUNS):
-            _preposition_role(preposition, mention, fact, verb)  # "for 4 years" is how long, no cause
+        possessed = position < end and tokens[position].lower in _POSSESSIVES
+        if not (preposition == "for" and (mention.text.lower().split()[-1] in _DURATION_NOUNS
+                                          or possessed and mention.entity_type != "Person" and not mention.pronoun
+                                          and ("PATIENT" in fact.roles or "LOCATION" in fact.roles))):
+            # "for 4 years" is how long; "a campaign for my store" is for its good: neither is a cause
+            _preposition_role(preposition, mention, fact, verb)
         index = after
     return index
 

@@ -156,6 +156,8 @@ def test_holders_and_negation_of_clauses(sentence, expected):
     ("I'm starting a dance studio 'cause I'm passionate about dancing.", "dance studio"),  # no stray quote
     ("I went to a LGBTQ support group yesterday.", "LGBTQ support group"),  # a compound noun, whole
     ("By the way, I went to a poetry reading last Fri - it was really powerful!", "poetry reading"),  # last: no verb
+    ("I ran into a group of religious conservatives.", "group of religious conservatives"),  # a group of what
+    ("Last Friday, I went to an LGBTQ+ counseling workshop.", "LGBTQ+ counseling workshop"),
 ])
 def test_fillers_are_whole_phrases(sentence, filler):
     assert filler in {text for _, _, roles in _roles(sentence) for fillers in roles.values() for text, _ in fillers}
@@ -199,6 +201,7 @@ def test_the_object_of_help_does_the_next_verb():
 
 @pytest.mark.parametrize("sentence, role", [
     ("I've known these friends for 4 years.", "CAUSE"),  # a duration
+    ("I just launched an ad campaign for my clothing store.", "CAUSE"),  # for its good, no cause
     ("I've known them since I moved from my home country.", "LOCATION"),  # where from
     ("I got some promotions to try and bring in new customers.", "LOCATION"),  # an infinitive
 ])
