@@ -704,7 +704,8 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
             match = table.english_at(lemmas, index, skippable)
             passive = _passive(tokens, index, start)
             purpose = (index > start + 1 and tokens[index - 1].lower == "to" and tokens[index - 2].tag == "WORD"
-                       and tokens[index - 2].lower not in _CHANCES)
+                       and tokens[index - 2].lower not in _CHANCES
+                       and tokens[index - 2].lower not in words["non_objects"])  # "so happy to see": a feeling
             fact, index = _verb(sentence, tokens, index, end, spans, state, match)
             if fact is not None:
                 fact.passive = passive

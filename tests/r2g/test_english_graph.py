@@ -167,6 +167,7 @@ def test_fillers_are_whole_phrases(sentence, filler):
     ("I'm ready to be a mom and share my love and family.", ("share_love", "intention")),  # "and" shares it
     ("I'm still searching for a place to open my dance studio.", ("open", "intention")),  # a purpose
     ("I'm grateful for the chance to share my story.", ("share_story", None)),  # a chance taken, no purpose
+    ("I'm so happy to see my words motivating you, Jon.", ("watch", None)),  # a feeling, no purpose
 ])
 def test_a_modality_reaches_the_verb_it_governs(sentence, fact):
     assert fact in {fact[:2] for fact in _roles(sentence)}
