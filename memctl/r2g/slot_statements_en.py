@@ -33,7 +33,10 @@ _PLACE_LEAD = r"(?:^|\b(?:and|but|so|yeah|well|oh|actually)\s+)"
 @cache
 def _frames() -> tuple:
     """(slot, pattern) of the clause frames; the value is the group "z"."""
-    instruments = "|".join(sorted(_instruments(), key=len, reverse=True))
+    # longest first ("acoustic guitar" before "guitar"), then alphabetical: the same expression in every process
+    # (a set's order follows the string hash, which differs per process), so memctl/language/compiled_patterns.py
+    # finds it compiled
+    instruments = "|".join(sorted(_instruments(), key=lambda word: (-len(word), word)))
     return (
         ("hometown", re.compile(rf"{_PLACE_LEAD}I(?:'m| am) (?:originally |also )?from (?P<z>{_NAME})$")),
         ("hometown", re.compile(rf"{_PLACE_LEAD}I grew up in (?P<z>{_NAME})$")),
