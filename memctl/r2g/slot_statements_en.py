@@ -11,9 +11,9 @@ memctl/r2g/changes.py do not read (issue 18):
     (the deed: a verb of en_words.yaml, not a light or phatic one: "I want to say …", "I hope to see you")
 
 The clause's event facts stay beside them (memctl/r2g/extract.py): "I wanna start a dance studio" is a plan and
-an intended event. Read in the clauses no other statement read, except the apposition, which names a relative beside whatever the
-clause says of them ("my sister Anna lives in Paris" is also Anna's residence). A place or a name must be written
-with a capital; questions were left out before (slots.find_slots).
+an intended event. Read in the clauses no other statement read, except the apposition, which names a relative
+beside whatever the clause says of them ("my sister Anna lives in Paris" is also Anna's residence). A place or a
+name must be written with a capital; questions were left out before (slots.find_slots).
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ Jon!" → go(agent Way)). A fact is kept when
 - its predicate has content of its own: not a copula, light verb or phatic verb (en_words.yaml
   content_free_predicates), except be or have with a named place or a place noun ("I'll be in Chicago");
 - it has a holder: the speaker (I), a named person, or a person the speaker's or a named person's ("my sister",
-  "our team", "Tim's band") or a thing of the speaker's that opens the sentence, with a lexicon verb ("my laptop
-  won't connect"); never the person addressed ("Hey Maria, hope you're well"), nor a capitalised word at the
-  start of the sentence that no lexicon knows as a name ("Challenges will come");
+  "Tim's mom"; not a group: "my team", "my students") or a thing of the speaker's that opens the sentence, with a
+  lexicon verb ("my laptop won't connect"); never the person addressed ("Hey Maria, hope you're well"), nor a
+  capitalised word at the start of the sentence that no lexicon knows as a name ("Challenges will come");
 - its verb's subject is its holder: the speaker is not also the verb's "me" ("the joy that dancing brings me");
   live_in, work_at and move_to name their place ("I'm living my dream" is no residence);
 - liking is no reaction to what was just shown ("I love the theme", "I love your painting") nor a wish to see or
@@ -36,7 +36,7 @@ _OWNED = re.compile(r"(?:\b(?:my|our)|\b[A-Z][a-z]+['’]s)\s+(?:[\w-]+\s+){0,2}
 _MINE = re.compile(r"^\W*(?:(?:and|but|so|oh|well|yeah|also|now|then|plus|ugh|sadly|unfortunately)\W+)*my\s+"
                    r"(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
 # "I'd love to see …", "I'd love to help", "I'd love to join in": wishes and offers to the other person
-_PERCEIVED = re.compile(r"(?:see|hear|read|watch|check|know|learn|help|join|chat|talk|meet|catch|come|try|be|get|"
+_OFFERED_DEEDS = re.compile(r"(?:see|hear|read|watch|check|know|learn|help|join|chat|talk|meet|catch|come|try|be|get|"
                         r"go|do|make)\b", re.IGNORECASE)
 _SHOWN = re.compile(r"\b(?:the|your|this|that|these|those|his|her|their)\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
 _POSSESSIONS = frozenset({"Object", "Product"})
@@ -95,7 +95,7 @@ def _reaction(sentence: str, fact: RawFact) -> bool:
         return False
     patients = fact.roles.get("PATIENT", ())
     # "I'd love to see another painting of yours": a wish about the other's news, no taste of the speaker's
-    if fact.modality == "conditional" and any(_PERCEIVED.match(mention.text) for mention in patients):
+    if fact.modality == "conditional" and any(_OFFERED_DEEDS.match(mention.text) for mention in patients):
         return True
     return any(_SHOWN.search(sentence[: mention.start]) for mention in patients)
 
