@@ -24,15 +24,17 @@ timestamp and `untimed_recency_boost` without one: decay with age is recall's bu
 weights do not depend on the day a conversion ran):
 - Episode → RawChunk DERIVED_FROM {offset, length}, → Entity MENTIONS, → Concept ABOUT;
 - Fact → Entity AGENT/PATIENT/LOCATION/TIME/… and MENTIONS (each filler but times), → Episode and → RawChunk
-  DERIVED_FROM, → Concept ABOUT, → Fact SAME_AS (events.py); a filler that names no entity (a common noun:
-  农民, 手机) is a word of the fact, in its title and roles, with no edge;
+  DERIVED_FROM, → Concept ABOUT, → Fact SAME_AS (events.py); a filler that is no entity nor time (a common
+  noun: 农民, 手机, "pottery class"; an activity, "swimming") is a word of the Fact: in its title, roles and
+  keywords, with no edge;
 - slot Fact → Entity SUBJECT (the holder) and VALUE (the entity or time its value names, if any), each with
   MENTIONS, → Time TIME (the statement's own time words), DERIVED_FROM and ABOUT as a Fact. Not AGENT and
   PATIENT: the holder of a state does nothing (用户的婶婶 does not act in "my aunt's phone is …"), and role
   edges of their own let "every attribute of X" be X's incoming SUBJECT edges, apart from the events X took
   part in, while SAME_AS (which compares AGENT and PATIENT) never joins an attribute to an event;
 - Preference → Episode and → RawChunk DERIVED_FROM, → Concept ABOUT (only from speakers that are not the
-  assistant: its "以后优先用中文回答你" echoes the user's wish);
+  assistant: its "以后优先用中文回答你" echoes the user's wish; an instruction only in a turn next to no other
+  person's: "Keep me posted!" between friends instructs no assistant);
 - Episode → Episode TEMPORAL_NEXT {same_session, speaker_change} and SIMILAR_TO {score} (the builder's).
 
 Props follow seed 001 §2.3; a field equal to its default (memctl.model.Node's) is left out.
@@ -164,6 +166,7 @@ class TurnEmitter:
         entity_names: dict = {}
         concept_hits: dict = {}
         keywords: dict = {}
+        to_person = _between_people(meta, previous, following)
         for sentence, extraction in analysis.sentences:
             base = ref["offset"] + sentence.byte_start
             sentence_ref = _ref(meta, base, sentence.byte_end - sentence.byte_start)
@@ -179,7 +182,8 @@ class TurnEmitter:
                 self._slot_fact(context, slot, entity_keys, time_keys, concepts)
             if not _assistant(meta["speaker"]):
                 for hit in extraction.preferences:
-                    self._preference(context, hit, concepts)
+                    if hit.kind != "instruction" or not to_person:
+                        self._preference(context, hit, concepts)
             for entity, entity_key in zip(extraction.entities, entity_keys):
                 entity_names.setdefault(entity_key, entity.canonical)
             for concept_key, hit in zip(concepts, extraction.concepts):
@@ -269,8 +273,8 @@ class TurnEmitter:
         return key
 
     def _fact(self, context, fact, entity_keys, time_keys, concepts) -> None:
-        if not any(filler.entity is not None for role, fillers in fact.roles.items() if role != "TIME"
-                   for filler in fillers):
+        if not any(filler.entity is not None or not filler.pronoun for role, fillers in fact.roles.items()
+                   if role != "TIME" for filler in fillers):
             return  # a verb with no participant found ("inspiring", "说") states no event worth a node
         roles: dict = {}
         for role, fillers in fact.roles.items():
@@ -280,7 +284,7 @@ class TurnEmitter:
                 elif filler.time is not None:
                     target = self._time_key(context, time_keys, filler.time)
                 elif not filler.pronoun:
-                    target = (None, filler.text)  # a common noun (农民, 手机): a word of the fact, no Entity node
+                    target = (None, filler.text)  # a word of the fact (农民, "pottery class"): no entity, no edge
                 else:
                     continue  # a pronoun nobody resolved
                 if target not in roles.setdefault(role, []):
@@ -289,10 +293,11 @@ class TurnEmitter:
         bucket = _day_bucket(fact.time, context.meta["ts"])
         statement = _statement(fact, roles)
         key = node_id(NodeType.FACT, self.tenant, fingerprint(statement, NodeType.FACT, bucket))
-        names = list(dict.fromkeys(name for fillers in roles.values() for _, name in fillers))
+        names = list(dict.fromkeys(name for fillers in roles.values() for target, name in fillers if target))
+        words = list(dict.fromkeys(name for fillers in roles.values() for target, name in fillers if not target))
         predicate = {"normalized": fact.predicate, "raw": fact.raw, "lexicon": fact.from_lexicon}
         node = props(self.tenant, title=_fact_title(fact, roles), text=context.sentence.text,
-                     raw_refs=[context.sentence_ref], keywords=[fact.predicate], entities=names,
+                     raw_refs=[context.sentence_ref], keywords=[fact.predicate, *words], entities=names,
                      confidence=fact.confidence, recency=context.meta["ts"],
                      sentiment=context.extraction.sentiment,
                      attributes={"predicate": predicate, "negation": fact.negation, "modality": fact.modality,
@@ -472,6 +477,14 @@ def _clause(sentence: str, start: int, end: int) -> str:
 @lexicon_cache
 def _pronouns() -> frozenset:
     return english_words()["pronouns"] | gazetteer().first_person_zh | frozenset({"你", "他", "她", "它", "你们", "他们", "她们"})
+
+
+def _between_people(meta: dict, previous, following) -> bool:
+    """True when the turn answers or is answered by another person, not an assistant: "Keep me posted!" to a
+    friend is no instruction to the assistant (issue 18). A turn with no neighbour of another speaker (a note,
+    `memctl remember`) may address the assistant."""
+    return any(turn is not None and turn.meta["speaker"] and turn.meta["speaker"] != meta["speaker"]
+               and not _assistant(turn.meta["speaker"]) for turn in (previous, following))
 
 
 def _assistant(speaker: str | None) -> bool:

@@ -173,7 +173,7 @@ def _analyze(sentence: str, times: list[TimeExpr], lang: str, speaker: str | Non
         return nlp_zh.analyze(sentence, times, speaker)
     from memctl.r2g import nlp_en
 
-    return nlp_en.analyze(sentence, times)
+    return nlp_en.analyze(sentence, times, speaker)
 
 
 def _entity(result: Extraction, entity_index: dict, mention: Mention) -> int | None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from memctl.language.lexicon import aliases, english_words, gazetteer, lexicon_cache
 from memctl.language.timenorm import TimeExpr
 from memctl.model import normalize_text
+from memctl.r2g.arguments_en import name_arguments
 from memctl.r2g.predicates import english_lemmatizer, fallback_predicate, lexicon, noun_singular
 from memctl.r2g.statements_en import stated_facts
 from memctl.r2g.structures import Analysis, Mention, RawFact
@@ -29,6 +30,7 @@ _TOKEN = re.compile(
     r"(?:[A-Za-z]\.){2,}"  # U.S., e.g.
     r"|[A-Za-z]+['’]t\b"  # don't, can't
     r"|['’](?:s|re|ve|ll|d|m)\b"  # clitics: I'm → I + 'm
+    r"|[A-Z]{2,}\+(?!\w)"  # LGBTQ+
     r"|[A-Za-z][A-Za-z\-]*[A-Za-z]|[A-Za-z]"
     r"|\d+(?:[.:,]\d+)*(?:st|nd|rd|th)?"
     r"|\S"
@@ -55,10 +57,40 @@ _DROPPED_ADJECTIVES = frozenset({"new", "old", "own", "best", "favorite", "favou
                                  "great", "good", "nice", "whole", "entire", "same", "other", "next", "few", "many",
                                  "lovely", "beautiful", "amazing", "awesome", "cute", "huge", "small", "tiny", "real",
                                  "local", "latest", "recent", "few", "special", "very", "really", "super", "pretty"})
+# "some new dance routines": after one of these, a verb's form is a noun's
+_ADJECTIVES_BEFORE_NOUNS = frozenset({"new", "old", "own", "best", "favorite", "favourite", "first", "last", "whole",
+                                      "same", "other", "next", "few", "many", "local", "latest", "recent", "special"})
 _NOT_VERBS_AFTER = frozenset({"a", "an", "the", "my", "your", "his", "her", "our", "their", "its", "this", "that",
                               "these", "those", "some", "any", "every", "each", "no", "another", "of", "'s"})
 _COMPLEMENT_TAKERS = frozenset({"like", "dislike", "prefer", "learn"})
 _COMMON_NOUN_ENDINGS = ("s", "ness", "ment", "tion", "sion", "ity", "ence", "ance", "ship", "dom", "ism", "ure", "age")
+_QUOTED_TITLE = re.compile(r"[\"“](?P<title>[A-Z0-9][\w'’-]*(?:[ ][\w'’-]+){0,7})[.!?,]?[\"”]"
+                           r"|(?:(?<=\s)|^)['‘](?P<single>[A-Z0-9][\w-]*(?:[ ][\w-]+){0,7})[.!?,]?['’](?=[\s,.!?;:]|$)")
+_GROUP_BEFORE = re.compile(r"\b(?:group|team|band|club|organi[sz]ation|company|charity|foundation|choir|crew|"
+                           r"community|society|association|startup|business)\W*$", re.IGNORECASE)
+_TITLE_WORDS = frozenset({"of", "the", "a", "an", "and", "in", "on", "to", "for", "with", "at", "by", "from", "or"})
+_EVENT_HEADS = frozenset({"month", "day", "week", "weekend", "festival", "fest", "parade", "fair", "conference",
+                          "summit", "expo", "awards", "cup", "games", "marathon", "gala", "carnival", "night", "eve"})
+_CLAUSE_TAKERS = frozenset({"realize", "realise", "think", "know", "learn", "feel", "believe", "hope", "notice",
+                            "see", "find", "say", "remember", "understand", "guess", "mean", "love", "hate", "like",
+                            "hear", "discover", "decide", "agree", "admit", "promise", "wish", "show", "prove"})
+_PETS = r"(?:dog|dogs|cat|cats|puppy|pup|kitten|kitty|guinea pig|pig|hamster|rabbit|bunny|bird|parrot|fish|turtle|horse|pony|snake|lizard)"
+_PET_BEFORE = re.compile(rf"\b{_PETS},?\s+$")
+_PET_AFTER = re.compile(rf"^,?\s+(?:my|our|his|her|their|the)\s+(?:\w+\s+)?{_PETS}\b")
+_WORK_WORDS = frozenset({"job", "work", "works", "worked", "working", "employed", "intern", "internship", "position",
+                         "role", "career", "shift", "hired", "volunteer", "volunteering", "volunteered"})
+# "grateful for the chance to share my story", "able to give": the deed is done, no purpose ahead
+_CHANCES = frozenset({"chance", "opportunity", "time", "way", "courage", "strength", "able", "freedom", "right",
+                      "power", "space", "push", "reason", "privilege", "honor", "pleasure", "lucky", "blessed"})
+_PARTITIVES = frozenset({"group", "groups", "bunch", "couple", "piece", "pieces", "kind", "type", "set", "pair",
+                         "series", "collection", "team", "cup", "bottle", "glass", "box", "bag", "pile", "member"})
+_BARE_INFINITIVE_TAKERS = frozenset({"help", "let", "make", "see", "watch", "hear"})
+_DURATION_NOUNS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
+                             "month", "months", "year", "years", "decade", "decades", "ages", "while", "life", "ever"})
+_LEAVING_VERBS = frozenset({"move", "relocate", "come", "return", "fly", "travel", "drive", "escape", "flee",
+                            "immigrate", "emigrate", "leave"})
+_WORKED_ON = frozenset({("work", "on"), ("focus", "on")})
+_ANTICIPATION = frozenset({"excited", "eager", "ready", "keen", "determined", "thrilled", "psyched", "stoked"})
 _WH_WORDS = frozenset({"what", "who", "whom", "which", "why", "how", "where", "when"})
 
 
@@ -101,7 +133,7 @@ def _tag(tokens: list[Token]) -> None:
     for index, token in enumerate(tokens):
         lower = token.lower
         previous = tokens[index - 1].lower if index else ""
-        if not token.text[0].isalnum() and token.text[0] != "'":
+        if not token.text[0].isalnum() and (token.text[0] != "'" or len(token.text) == 1):
             token.tag = "PUNCT"
         elif token.text[0].isdigit():
             token.tag = "NUM"
@@ -125,7 +157,11 @@ def _tag(tokens: list[Token]) -> None:
             token.tag = "PREP"
         elif lower in words["conjunctions"]:
             token.tag = "CONJ"
-        elif token.lemma in words["verbs"] and previous not in _NOT_VERBS_AFTER and not names[index]:
+        elif lower == "last" and index + 1 < len(tokens) and (tokens[index + 1].text[0].isupper()
+                                                               or tokens[index + 1].time_index is not None):
+            token.tag = "ADV"  # "a poetry reading last Fri": a time's word, not the verb last
+        elif (token.lemma in words["verbs"] and previous not in _NOT_VERBS_AFTER and previous not in _ADJECTIVES_BEFORE_NOUNS
+              and not names[index]):
             token.tag = "VERB"
         elif _unknown_past_tense(tokens, index):
             token.tag = "VERB"
@@ -149,8 +185,11 @@ def _verb_like(tokens: list[Token], index: int) -> bool:
     if index == 0:
         return False
     previous = tokens[index - 1]
+    if previous.lower in ("really", "also", "just", "always", "still"):
+        # "I just like it", but "a teen just like me": the adverb needs a subject before it
+        return index > 1 and _verb_like(tokens, index - 1)
     return (previous.tag in ("PRON", "PROPN", "MODAL", "NEG") and previous.lower not in ("it", "that", "this", "something", "anything", "nothing")
-            or previous.lower in ("really", "also", "just", "do", "does", "did", "to", "'d", "always", "still")
+            or previous.lower in ("do", "does", "did", "to", "'d")
             or previous.lower in gazetteer().person_nouns_en)
 
 
@@ -196,8 +235,13 @@ def _base_verb_at(tokens: list[Token], index: int, allow_participle: bool = Fals
 
 def _capitalised_name(tokens: list[Token], index: int) -> bool:
     token = tokens[index]
-    if not token.text[0].isupper() or token.lower in gazetteer().not_names or token.lower == "i":
+    if not token.text[0].isupper() or token.lower == "i":
         return False
+    if token.lower in gazetteer().not_names:
+        # "pride parade" is no name, but "Pride Month" is one: the next word, capitalised, carries it
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        return (not _sentence_initial(tokens, index) and following is not None and following.text[0].isupper()
+                and following.lower not in gazetteer().not_names and following.lower not in gazetteer().given_names)
     names = gazetteer()
     if _sentence_initial(tokens, index):
         known = (token.lower in names.given_names or token.lower in names.locations or token.lower in names.organizations
@@ -260,6 +304,7 @@ def _named_spans(sentence: str, tokens: list[Token]) -> list[_Span]:
         canonical = entry.canonical if entry else text
         spans.append(_Span(first, last + 1, Mention(text, match.start(), match.end(), "Product", canonical,
                                                    entry.aliases if entry else (), 0.9)))
+    spans.extend(_quoted_titles(sentence, tokens, by_start, by_end, spans))
     taken = {index for span in spans for index in range(span.start, span.end)}
     index = 0
     while index < len(tokens):
@@ -283,11 +328,36 @@ def _named_spans(sentence: str, tokens: list[Token]) -> list[_Span]:
     return spans
 
 
+def _quoted_titles(sentence: str, tokens: list[Token], by_start: dict, by_end: dict, spans: list[_Span]) -> list[_Span]:
+    """A title in quotes ("Charlotte's Web", "The Lean Startup", "Finding Freedom."): one name of a work, typed
+    Other, not its capitalised words read one by one as people."""
+    found = []
+    taken = {index for span in spans for index in range(span.start, span.end)}
+    for match in _QUOTED_TITLE.finditer(sentence):
+        group = "title" if match["title"] else "single"
+        words = match[group].split()
+        if not all(word[0].isupper() or word[0].isdigit() or word.lower() in _TITLE_WORDS for word in words):
+            continue
+        first, last = by_start.get(match.start(group)), by_end.get(match.end(group))
+        if first is None or last is None or taken & set(range(first, last + 1)):
+            continue
+        text = match[group]
+        for token in tokens[first : last + 1]:
+            token.tag = "PROPN"  # "Becoming Nicole": no verb inside a title
+        # "Our group, 'Connected LGBTQ Activists'": the name of a group is an organisation's, not a work's
+        kind = "Organization" if _GROUP_BEFORE.search(sentence[: match.start()]) else "Other"
+        found.append(_Span(first, last + 1, Mention(text, match.start(group), match.end(group), kind,
+                                                   confidence=0.75)))
+    return found
+
+
 def _typed_name(sentence: str, tokens: list[Token], start: int, end: int) -> Mention:
     text = sentence[tokens[start].start : tokens[end - 1].end]
     mention = Mention(text, tokens[start].start, tokens[end - 1].end, "Other", confidence=0.6)
     if start > 0 and tokens[start - 1].text in "\"“'‘" or tokens[start - 1].lower in ("called", "named", "titled") if start > 0 else False:
         return mention  # a quoted or named title ("Finding Home"), a pet's or a work's name: Other
+    if _pet_name(sentence, tokens, start, end):
+        return mention  # "my guinea pig Oscar", "Oscar, my guinea pig": a pet's name, Other
     entry = aliases().lookup(text)
     if entry is not None:
         mention.entity_type, mention.canonical, mention.aliases, mention.confidence = (
@@ -303,13 +373,31 @@ def _typed_name(sentence: str, tokens: list[Token], start: int, end: int) -> Men
         mention.entity_type, mention.confidence = "Organization", 0.8
     elif last in names.location_heads:
         mention.entity_type, mention.confidence = "Location", 0.8
+    elif last in _EVENT_HEADS:
+        mention.confidence = 0.7  # "Pride Month", "Harvest Festival": a named event, Other
     elif first in names.given_names or before in names.person_titles:
         mention.entity_type, mention.confidence = "Person", 0.85
+    elif before in ("at", "for") and _previous_word(tokens, _previous_index(tokens, start)) in _WORK_WORDS:
+        mention.entity_type, mention.confidence = "Organization", 0.7  # "lost my job at Door Dash"
     elif before in ("in", "at", "from", "to", "near", "visit", "visited", "visiting", "into", "around"):
         mention.entity_type, mention.confidence = "Location", 0.65
-    elif end - start <= 2:
+    elif end - start <= 2 and not (end < len(tokens) and tokens[end].tag == "WORD"):
+        # an unknown name before a common noun names that thing ("Perseid meteor shower"), not a person
         mention.entity_type, mention.confidence = "Person", 0.6
     return mention
+
+
+def _pet_name(sentence: str, tokens: list[Token], start: int, end: int) -> bool:
+    before = sentence[: tokens[start].start].lower()
+    after = sentence[tokens[end - 1].end :].lower()
+    return _PET_BEFORE.search(before) is not None or _PET_AFTER.match(after) is not None
+
+
+def _previous_index(tokens: list[Token], index: int) -> int:
+    position = index - 1
+    while position >= 0 and tokens[position].tag == "DET":
+        position -= 1
+    return position
 
 
 def _previous_word(tokens: list[Token], index: int) -> str:
@@ -348,7 +436,9 @@ def _noun_phrase(sentence: str, tokens: list[Token], index: int, end: int, spans
                 continue
             following = tokens[span.end] if span.end < end else None
             if first == position and span.start == position and not (
-                following is not None and following.tag == "WORD" and following.entity is None and following.time_index is None
+                following is not None and following.entity is None and following.time_index is None
+                and (following.tag == "WORD" or following.tag == "VERB" and not subject
+                     and _nominal_verb(tokens, span.end, end, subject))  # "a LGBTQ support group"
             ):
                 return span.mention, span.end
             position = span.end
@@ -372,6 +462,10 @@ def _noun_phrase(sentence: str, tokens: list[Token], index: int, end: int, spans
         return None, index
     while position - 1 > first and tokens[position - 1].lower in words["non_objects"]:
         position -= 1
+    if (position + 1 < end and tokens[position].lower == "of" and tokens[position - 1].lower in _PARTITIVES
+            and tokens[position + 1].tag in ("WORD", "DET", "PROPN")):
+        # "a group of religious conservatives": the group is named by what it is of
+        _, position = _noun_phrase(sentence, tokens, position + 1, end, spans, role)
     head_tokens = tokens[first:position]
     text = sentence[head_tokens[0].start : head_tokens[-1].end]
     return Mention(text, head_tokens[0].start, head_tokens[-1].end, _common_type(head_tokens, role), confidence=0.7), position
@@ -383,7 +477,11 @@ def _nominal_verb(tokens: list[Token], position: int, end: int, subject: bool) -
         return True  # running shoes
     if subject:
         return False
-    return following is None or following.tag in ("PREP", "PUNCT", "CONJ", "TIME")
+    if following is not None and following.tag == "WORD":
+        # "a LGBTQ support group yesterday": a verb's form inside a compound noun that ends the phrase
+        after = tokens[position + 2] if position + 2 < end else None
+        return after is None or after.tag in ("PREP", "PUNCT", "CONJ", "TIME")
+    return following is None or following.tag in ("PREP", "PUNCT", "CONJ", "TIME", "ADV")
 
 
 def _common_type(head_tokens: list[Token], role: str | None) -> str:
@@ -425,7 +523,8 @@ class _State:
     pivot: Mention | None = None  # "asked me to finish": the person who does the next verb
 
 
-def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
+def analyze(sentence: str, times: list[TimeExpr], speaker: str | None = None) -> Analysis:
+    """`speaker`, when known, owns the people the sentence names as "my X" (memctl/r2g/arguments_en.py)."""
     tokens = tokenize(sentence)
     for number, expr in enumerate(times):
         for token in tokens:
@@ -438,12 +537,22 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
     spans = _named_spans(sentence, tokens)
     facts: list[RawFact] = []
     subjects: list[Mention] = []
+    modality = None
     for start, end in _clauses(tokens):
         state = _State(subjects=[])
         clause_facts, clause_times = _clause(sentence, tokens, start, end, spans, state)
+        if start > 0 and tokens[start - 1].lower in ("and", "or") and not state.subjects:
+            # "I'm excited to guide and mentor dancers", "ready to be a mom and share my love": the verb joined
+            # by "and" shares the first one's modality
+            for fact in clause_facts:
+                fact.modality = fact.modality or modality
+        modality = next((fact.modality for fact in clause_facts if fact.modality), None) if clause_facts else modality
+        # "…, which is what dance studios use": a clause a wh-word opens has a subject of its own, not the
+        # sentence's speaker ("I learned how to paint" keeps it: an infinitive's subject is the main clause's)
+        inherited = [] if _opened_by_wh(tokens, start, end) else subjects
         for fact in clause_facts:
             if "AGENT" not in fact.roles or fact.passive:
-                for subject in state.subjects or subjects:
+                for subject in state.subjects or inherited:
                     fact.add_role("PATIENT" if fact.passive else "AGENT", subject)
             for index in clause_times:
                 expr = times[index]
@@ -451,10 +560,15 @@ def analyze(sentence: str, times: list[TimeExpr]) -> Analysis:
         subjects = state.subjects or subjects
         facts.extend(fact for fact in clause_facts if _informative(fact))
     facts = stated_facts(sentence, facts)
+    name_arguments(sentence, facts, [span.mention for span in spans], speaker)
     _attach_loose_times(facts, tokens, times)
     _drop_vague_times(facts, times)
     word_classes = [(token.text, _word_class(token)) for token in tokens]
     return Analysis([span.mention for span in spans], facts, word_classes)
+
+
+def _opened_by_wh(tokens: list[Token], start: int, end: int) -> bool:
+    return start > 0 and tokens[start - 1].lower in _WH_WORDS and tokens[start].lower != "to"
 
 
 def _informative(fact: RawFact) -> bool:
@@ -498,7 +612,7 @@ def _clauses(tokens: list[Token]):
     seen_verb = False
     for index, token in enumerate(tokens):
         split = False
-        if token.tag == "PUNCT" and token.text in _CLAUSE_PUNCTUATION:
+        if token.tag == "PUNCT" and token.text in _CLAUSE_PUNCTUATION and not _title_quote(tokens, index):
             split = True
         elif token.lower in _ALWAYS_SPLIT and token.tag in ("CONJ", "ADV", "PREP", "WORD") or token.lower in _WH_WORDS and index > start:
             split = True
@@ -512,6 +626,14 @@ def _clauses(tokens: list[Token]):
             seen_verb = False
     if start < len(tokens):
         yield start, len(tokens)
+
+
+def _title_quote(tokens: list[Token], index: int) -> bool:
+    """A quote mark of a quoted title ("I loved "Becoming Nicole""): the title is the clause's object."""
+    if tokens[index].text not in "\"“”":
+        return False
+    return any(0 <= position < len(tokens) and tokens[position].entity is not None and tokens[position].tag != "PUNCT"
+               for position in (index - 1, index + 1))
 
 
 def _starts_clause(tokens: list[Token], index: int) -> bool:
@@ -539,7 +661,7 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
         if token.time_index is not None:
             index += 1
             continue
-        if token.tag == "NEG" or token.lower in ("no", "never") and _verb_ahead(tokens, index + 1, end):
+        if token.tag == "NEG" and _negates_verb(tokens, index, end) or token.lower in ("no", "never") and _verb_ahead(tokens, index + 1, end):
             state.negation = True
             index += 1
             continue
@@ -555,10 +677,17 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 continue
             index += 1
             continue
+        if token.lower in _ANTICIPATION and _next_lower(tokens, index) == "to" and _base_verb_at(tokens, index + 2):
+            state.modality = "intention"  # "I'm excited to meet …": the meeting is ahead, not done
+            index += 2
+            continue
         if token.tag == "AUX" and _verb_ahead(tokens, index + 1, end):
             if token.lemma == "have" and _next_lower(tokens, index) == "to":
                 state.modality = "necessity"
             index += 1
+            continue
+        if token.tag == "VERB" and facts and token.lower.endswith("ing") and tokens[index - 1].tag == "WORD":
+            index += 1  # "I got some promotions going on my store": a participle of the noun, not the subject's verb
             continue
         if token.tag in ("VERB", "AUX") or (token.lemma in words["verbs"] and state.subjects and not facts and token.tag == "WORD"):
             if _going_to(tokens, index, end):
@@ -574,22 +703,33 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
                 continue
             match = table.english_at(lemmas, index, skippable)
             passive = _passive(tokens, index, start)
+            purpose = (index > start + 1 and tokens[index - 1].lower == "to" and tokens[index - 2].tag == "WORD"
+                       and tokens[index - 2].lower not in _CHANCES
+                       and tokens[index - 2].lower not in words["non_objects"])  # "so happy to see": a feeling
             fact, index = _verb(sentence, tokens, index, end, spans, state, match)
             if fact is not None:
                 fact.passive = passive
+                if purpose:
+                    fact.modality = fact.modality or "intention"  # "a place to open my studio": not opened yet
                 if state.pivot is not None:
                     fact.add_role("AGENT", state.pivot)
                     state.pivot = None
-                state.pivot = _pivot(tokens, index, end, fact)
-                index += 1 if state.pivot is not None else 0
+                state.pivot = _pivot(tokens, index, end, fact, token.lemma)
+                index += 1 if state.pivot is not None and tokens[index].lower == "to" else 0
                 facts.append(fact)
             continue
-        if not facts and token.tag in ("PRON", "PROPN", "WORD", "DET") or token.entity is not None and not facts:
+        after_that = bool(facts) and index > start and (tokens[index - 1].lower == "that"
+                                                         or _subject_ahead(tokens, index, end))
+        if (not facts or after_that) and token.tag in ("PRON", "PROPN", "WORD", "DET") or token.entity is not None and not facts:
             mention, after = _noun_phrase(sentence, tokens, index, end, spans, None, subject=True)
             if mention is not None and after > index:
                 if token.lower in _WH_WORDS or token.lower in ("here", "there"):
                     index = after
                     continue
+                if after_that:
+                    # "I love that you chose pottery": the that-clause has its own subject; the facts before
+                    # it keep the main clause's
+                    _hold(facts, state.subjects)
                 joined = index > start and tokens[index - 1].lower in ("and", "or", "&")
                 if state.subjects and not joined:
                     state.subjects.clear()  # "That way I can ...": the earlier phrase was not the subject
@@ -600,9 +740,35 @@ def _clause(sentence: str, tokens: list[Token], start: int, end: int, spans: lis
     return facts, times
 
 
+def _negates_verb(tokens: list[Token], index: int, end: int) -> bool:
+    """"they're not alone by sharing my story": a negated copula's complement denies no later verb; "I'm not a
+    fan of" is the pattern's own (it finds the negation inside its match)."""
+    following = tokens[index + 1] if index + 1 < end else None
+    return following is None or following.tag not in ("WORD", "ADV") or _verb_ahead(tokens, index + 1, end)
+
+
+def _subject_ahead(tokens: list[Token], index: int, end: int) -> bool:
+    """"the day my youngest took her first steps": a possessed noun right before a verb starts a clause of its own."""
+    if tokens[index].lower not in _POSSESSIVES - {"its"}:
+        return False
+    position = index + 1
+    while position < end and tokens[position].tag == "WORD":
+        position += 1
+    return position > index + 1 and position < end and tokens[position].tag == "VERB"
+
+
+def _hold(facts: list[RawFact], subjects: list[Mention]) -> None:
+    for fact in facts:
+        if "AGENT" not in fact.roles and not fact.passive:
+            for subject in subjects:
+                fact.add_role("AGENT", subject)
+
+
 def _passive(tokens: list[Token], index: int, start: int) -> bool:
     """"was held", "got towed": a participle after a form of be or get."""
     token = tokens[index]
+    if token.lower.endswith("ing"):
+        return False  # "I'm going": a progressive, not a passive
     if not (token.lower.endswith("ed") or token.lower in english_words()["irregular_forms"] and token.lower != token.lemma):
         return False
     position = index - 1
@@ -611,11 +777,15 @@ def _passive(tokens: list[Token], index: int, start: int) -> bool:
     return position >= start and tokens[position].lemma in ("be", "get") and tokens[position].lower not in ("have", "has", "had")
 
 
-def _pivot(tokens: list[Token], index: int, end: int, fact: RawFact) -> Mention | None:
-    """ask/tell/want/help someone to do something: that someone is the AGENT of the next verb."""
+def _pivot(tokens: list[Token], index: int, end: int, fact: RawFact, verb: str) -> Mention | None:
+    """ask/tell/want/help someone to do something: that someone is the AGENT of the next verb; so is whatever
+    follows help/let/make/see/watch before a bare verb ("help dancers reach …", "seeing their eyes light up")."""
+    patient = next(iter(fact.roles.get("PATIENT", ())), None)
+    if (verb in _BARE_INFINITIVE_TAKERS and patient is not None and index < end and tokens[index].lower != "to"
+            and tokens[index].tag == "VERB" and _base_verb_at(tokens, index)):
+        return patient
     if index + 1 >= end or tokens[index].lower != "to" or not _base_verb_at(tokens, index + 1):
         return None
-    patient = next(iter(fact.roles.get("PATIENT", ())), None)
     if patient is not None and (patient.pronoun or patient.entity_type == "Person"):
         return patient
     return None
@@ -688,8 +858,16 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
         owner = state.complement_of
         object_mention, after = _object(sentence, tokens, after, end, spans, "PATIENT")
         object_mention = object_mention or next(iter(fact.roles.get("PATIENT", ())), None)
-        # "I love swimming": the activity fills PATIENT but is not a thing (no entity)
-        owner.add_role("PATIENT", object_mention or Mention(token.text, token.start, token.end, None, confidence=0.5))
+        # "I love swimming": the activity fills PATIENT but is not a thing (no entity); "I love running my own
+        # studio": the activity with its object, unless that object is a name ("love visiting Paris")
+        if object_mention is not None and not object_mention.pronoun and object_mention.entity_type not in (
+                None, "Person", "Location", "Organization", "Product", "Other") or object_mention is None:
+            end_at = object_mention.end if object_mention is not None else token.end
+            object_mention = Mention(sentence[token.start:end_at], token.start, end_at, "Object", confidence=0.5)
+        elif _typed_common(object_mention, spans):
+            object_mention = Mention(sentence[token.start:object_mention.end], token.start, object_mention.end,
+                                     "Object", confidence=0.5)
+        owner.add_role("PATIENT", object_mention)
         _prepositions(sentence, tokens, after, end, spans, owner, token.lemma)
         return None, end
     if predicate in _COMPLEMENT_TAKERS and after < end and (tokens[after].tag == "VERB" and tokens[after].lower.endswith("ing")
@@ -699,6 +877,8 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
     object_role = role if pattern_ends_in_preposition or token.lemma in _MOTION_VERBS and role == "LOCATION" else "PATIENT"
     if from_lexicon and not pattern_ends_in_preposition and role == "LOCATION":
         object_role = "LOCATION" if token.lemma in ("visit", "tour") else "PATIENT"
+    if _that_clause(tokens, after, end, token.lemma):
+        return fact, after  # "I've learned that this biz is no cakewalk": a clause, not an object
     object_mention, after = _object(sentence, tokens, after, end, spans, object_role)
     if object_mention is not None and object_role == "LOCATION" and object_mention.entity_type == "Person":
         object_role = "PATIENT"  # visited her grandparents
@@ -721,8 +901,21 @@ def _verb(sentence: str, tokens: list[Token], index: int, end: int, spans: list[
     return fact, after
 
 
+def _typed_common(mention: Mention, spans: list[_Span]) -> bool:
+    """A noun phrase typed by its head (a person noun, a place noun), not one of the sentence's names."""
+    return not mention.pronoun and all(span.mention is not mention for span in spans)
+
+
+def _that_clause(tokens: list[Token], index: int, end: int, verb: str) -> bool:
+    """"learned that this biz …", "realize that self-care is …": a clause, not the object "that"."""
+    if not (index + 1 < end and tokens[index].lower == "that"):
+        return False
+    return (verb in _CLAUSE_TAKERS or tokens[index + 1].tag in ("PRON", "PROPN", "DET")
+            or tokens[index + 1].entity is not None)
+
+
 def _object(sentence: str, tokens: list[Token], index: int, end: int, spans: list[_Span], role: str):
-    while index < end and tokens[index].tag == "ADV":
+    while index < end and (tokens[index].tag == "ADV" or _title_quote(tokens, index)):
         index += 1
     if index >= end or tokens[index].tag in ("PREP", "CONJ", "PUNCT", "MODAL", "NEG") and tokens[index].lower not in _POSSESSIVES:
         return None, index
@@ -739,7 +932,7 @@ def _prepositions(sentence: str, tokens: list[Token], index: int, end: int, span
             index += 1
             continue
         if token.tag != "PREP" and not (token.lower == "because" and _next_lower(tokens, index) == "of"):
-            if token.tag in ("WORD", "DET") and token.lower not in english_words()["non_objects"]:
+            if token.tag in ("WORD", "DET") and token.lower not in english_words()["non_objects"] and not _subject_ahead(tokens, index, end):
                 index += 1  # an object's trailing words ("a postcard from Rome" after "sent me")
                 continue
             break
@@ -748,10 +941,17 @@ def _prepositions(sentence: str, tokens: list[Token], index: int, end: int, span
         if position < end and tokens[position].time_index is not None:
             index = position + 1
             continue
+        if preposition == "to" and position < end and tokens[position].tag == "VERB" and _base_verb_at(tokens, position):
+            break  # "… to try and bring in customers": an infinitive, not a destination
         mention, after = _noun_phrase(sentence, tokens, position, end, spans, None)
         if mention is None:
             break
-        _preposition_role(preposition, mention, fact, verb)
+        possessed = position < end and tokens[position].lower in _POSSESSIVES
+        if not (preposition == "for" and (mention.text.lower().split()[-1] in _DURATION_NOUNS
+                                          or possessed and mention.entity_type != "Person" and not mention.pronoun
+                                          and ("PATIENT" in fact.roles or "LOCATION" in fact.roles))):
+            # "for 4 years" is how long; "a campaign for my store" is for its good: neither is a cause
+            _preposition_role(preposition, mention, fact, verb)
         index = after
     return index
 
@@ -759,14 +959,19 @@ def _prepositions(sentence: str, tokens: list[Token], index: int, end: int, span
 def _preposition_role(preposition: str, mention: Mention, fact: RawFact, verb: str) -> None:
     place = _is_place(mention)
     person = mention.pronoun or mention.entity_type == "Person"
-    if preposition in _LOCATIVE and place:
+    if (verb, preposition) in _WORKED_ON:
+        fact.add_role("PATIENT", mention)  # "working on my online store": what the work is about, not a workplace
+    elif preposition == "from" and verb in _LEAVING_VERBS:
+        return  # "since I moved from my home country": where from, not where to
+    elif preposition in _LOCATIVE and place:
         if mention.entity_type == "Object" or (mention.entity_type == "Organization" and mention.text.islower()):
             mention.entity_type = "Location"
         fact.add_role("LOCATION", mention)
     elif preposition in ("to", "into", "toward", "towards"):
         if person:
             fact.add_role("RECIPIENT", mention)
-        elif verb in _MOTION_VERBS or place:
+        elif place or verb in _MOTION_VERBS and not mention.text.lower().endswith("ing"):
+            # "took the first step towards becoming a mom": an activity, no destination
             if mention.entity_type in ("Object", "Person", "Other"):
                 mention.entity_type = "Location"
             fact.add_role("LOCATION", mention)

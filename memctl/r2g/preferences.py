@@ -90,7 +90,12 @@ _EN_RULES = [
     (r"^i(?: really| absolutely| honestly| just| totally)? (?P<trigger>prefer|like|love|enjoy|adore)\s+(?P<object>.+)", 1, "taste", 0.8),
     (r"^i(?:'m| am) (?:really |totally |such |a )*(?P<trigger>into|a (?:big |huge )?fan of|obsessed with)\s+(?P<object>.+)", 1, "taste", 0.75),
     (r"^my (?P<trigger>favou?rite)\s+\w+(?: \w+)? (?:is|are)\s+(?P<object>.+)", 1, "taste", 0.8),
-    (r"^i (?P<trigger>usually|always|often|normally|typically|tend to|regularly)\s+(?P<object>.+)", 1, "habit", 0.7),
+    # "I always feel …", "I usually like them more": a habit word before a verb of feeling or thinking says how
+    # the speaker is, not what they do
+    (r"^i (?P<trigger>usually|always|often|normally|typically|tend to|regularly)\s+"
+     r"(?!(?:feel|felt|like|love|enjoy|think|thought|know|knew|believe|wonder|wish|hope|want|need|appreciate|"
+     r"remember|find|get|got|seem|am|was|have been|had|admire|look up|cherish|struggle|worry|say)\b)(?P<object>.+)",
+     1, "habit", 0.7),
 ]
 # Between people, "Don't forget to …", "Never give up!", "Always here to help" are advice and comfort, not
 # instructions: an English instruction names something the assistant does (answer, use, recommend, share …).
@@ -103,6 +108,7 @@ _EN_CONTINUATION = re.compile(r"^(?:and\s+)?(?P<object>(?:" + _EN_ANSWER_VERBS +
 _EN_CLAUSE_SPLIT = re.compile(r"\s*(?:[;,]\s*(?:so|but|and)?|\bso\b|\bbut\b)\s*", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[，,；;。！？!?]")
 _CLAUSE_BREAK_KEPT = re.compile(r"([，,；;。！？!?])")
+_EN_ASIDE = re.compile(r"\s+[-–—]\s.*$")  # "pottery - the creativity and skill is awesome": a dash starts an aside
 _EN_TRAILING = re.compile(r"(?:[,\s]+please)?[\s.!?,;:]*$", re.IGNORECASE)
 
 
@@ -236,7 +242,7 @@ def _hit(text, offset, start, end, polarity, kind, trigger, confidence, lang) ->
         while stripped != object_text:  # 早上都去健身房跑步 → 去健身房跑步 (strip until nothing changes)
             object_text, stripped = stripped, _ZH_FILLER.sub("", stripped)
     else:
-        object_text = _EN_TRAILING.sub("", object_text)
+        object_text = _EN_TRAILING.sub("", _EN_ASIDE.sub("", object_text))
     object_text = object_text.strip()
     if not object_text:
         return None

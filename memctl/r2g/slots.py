@@ -119,6 +119,10 @@ def find_slots(sentence: str, lang: str, speaker: str | None, mentions: list[Men
     from memctl.r2g.changes import find_statements
 
     state.found.extend(find_statements(state))
+    if lang != "zh":
+        from memctl.r2g.slot_statements_en import english_statements
+
+        state.found.extend(english_statements(state))
     return state.found
 
 

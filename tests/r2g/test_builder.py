@@ -58,9 +58,14 @@ def test_r2g7_english_sentence_with_a_time(isolated_home, tmp_path):
     fact = _fact(isolated_home, "play_soccer")
     edges = dict(out_edges(isolated_home, fact["key"], ["AGENT", "PATIENT", "LOCATION", "TIME"]))
     assert edges["AGENT"] == entity_id(TENANT, "Tom", "Person")
-    assert edges["PATIENT"] == entity_id(TENANT, "soccer", "Object")
-    assert edges["LOCATION"] == entity_id(TENANT, "park", "Location")
     assert edges["TIME"] == entity_id(TENANT, "2023-05-09", "Time")
+    # issue 18: soccer and the park are words of the fact (title, roles, keywords), no Entity nodes nor edges
+    assert "PATIENT" not in edges and "LOCATION" not in edges
+    attributes = fact["props"]["attributes"]
+    assert attributes["roles"]["PATIENT"] == ["soccer"] and attributes["roles"]["LOCATION"] == ["park"]
+    assert fact["props"]["title"] == "play_soccer(agent Tom; patient soccer; location park; time 2023-05-09)"
+    assert {"soccer", "park"} <= set(fact["props"]["keywords"])
+    assert {entity["props"]["title"] for entity in nodes_of_type(isolated_home, "Entity").values()} == {"Tom", "2023-05-09"}
     assert fact["props"]["attributes"]["time"]["value"] == "2023-05-09"
     [episode] = nodes_of_type(isolated_home, "Episode").values()
     assert episode["props"]["recency"] == "2023-05-10T14:00:00"

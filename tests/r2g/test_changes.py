@@ -107,7 +107,9 @@ def test_chinese_statements_have_their_kind(text, expected):
 @pytest.mark.parametrize("text, speaker, expected", [
     ("My sister moved to Lyon.", "Jon", [("Jon's sister", "residence", "Lyon", "change", "stated")]),
     ("My roommate quit her job at the bakery.", "Jon", [("Jon's roommate", "employer", "bakery", "end", "ended")]),
-    ("My colleague Priya went vegetarian.", "Jon", [("Priya", "diet", "vegetarian", "change", "stated")]),
+    ("My colleague Priya went vegetarian.", "Jon", [("Priya", "diet", "vegetarian", "change", "stated"),
+                                                   # the apposition (memctl/r2g/slot_statements_en.py)
+                                                   ("Jon", "colleague", "Priya", "set", "stated")]),
     ("Melanie moved to Paris.", "Jon", [("Melanie", "residence", "Paris", "change", "stated")]),
     ("Hey Mike, we moved to Denver.", "Jon", [("Jon", "residence", "Denver", "change", "stated")]),  # a vocative
     ("我姐搬到了苏州。", "用户", [("用户的姐", "residence", "苏州", "change", "stated")]),

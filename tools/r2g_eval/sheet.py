@@ -155,6 +155,7 @@ def _row(node, sources: _Sources, arguments: list) -> dict:
 
 
 def _fact(attributes: dict, arguments: list) -> dict:
+    arguments = arguments + _words(attributes, arguments)
     if "slot" in attributes:
         return {"slot": {name: attributes.get(name) for name in
                          ("subject", "slot", "slot_surface", "value", "value_entity", "polarity", "time")
@@ -164,6 +165,13 @@ def _fact(attributes: dict, arguments: list) -> dict:
     return {"predicate": predicate.get("normalized"), "verb": predicate.get("raw"),
             "negation": attributes.get("negation", False), "modality": attributes.get("modality"),
             "arguments": arguments}
+
+
+def _words(attributes: dict, arguments: list) -> list:
+    """The fillers that are words of the fact, no entity (memctl/r2g/emit.py): its roles without an edge."""
+    linked = {(argument["role"], argument["entity"].rpartition(" (")[0]) for argument in arguments}
+    return [{"role": role, "word": name} for role, names in (attributes.get("roles") or {}).items()
+            for name in names if (role, name) not in linked]
 
 
 def _entity(attributes: dict) -> dict:
