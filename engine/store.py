@@ -27,7 +27,6 @@ marker (engine/damage.py), and a writer refuses a store holding one. A handle op
 from __future__ import annotations
 
 import functools
-import gc
 import itertools
 import operator
 import os
@@ -38,6 +37,7 @@ from contextlib import contextmanager
 import msgpack
 
 from engine import damage, fs, kinds, manifest as manifest_module, wal, wal_checkpoint
+from engine.collector import paused as paused_gc  # noqa: F401 - memctl pauses it through the store's API
 from engine.codec import unpack
 from engine.errors import CorruptionError, EngineError, InputError, NoStore, StoreClosed
 from engine.format import (
@@ -1038,20 +1038,6 @@ def _pack_runs(sequence: int, count: int, runs: list) -> tuple[list, list]:
         pieces += interleaved
         all_values += columns[1] if values is not None else [None] * len(keys)
     return pieces, all_values
-
-
-@contextmanager
-def paused_gc():
-    """Bulk writes build millions of small acyclic dicts and lists that live until a flush or the end of the
-    run; Python's cyclic collector would rescan all of them at every full collection, a cost that grows with
-    the square of the run. Pausing it frees nothing less: these objects die by reference counting."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _validate_runs(runs: list) -> None:

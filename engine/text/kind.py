@@ -21,14 +21,13 @@ records instead.
 
 from __future__ import annotations
 
-import gc
 import operator
-from contextlib import contextmanager
 from itertools import compress
 
 import numpy as np
 
 from engine.arrays import members, sorted_unique
+from engine.collector import paused as collector_paused
 from engine.errors import CorruptionError
 from engine.format import TEXT_KIND, TEXT_SEGMENT_KIND
 from engine.records import TOMBSTONE
@@ -296,20 +295,6 @@ def _guarded(builder, sources: list, deleted, signature, table: str):
         return builder(sources, deleted, signature)
     except (ValueError, TypeError) as error:
         raise CorruptionError(table, None, f"text index inputs are inconsistent ({error})") from None
-
-
-@contextmanager
-def collector_paused():
-    """Indexing and flushing create a few containers per document and free none: every cyclic collection
-    their allocations trigger walks the whole memtable for nothing (measured: half of a 100k-document
-    add_many, a third of its flush). Reference counting still frees everything; cycles wait until after."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _write_built(built, new_segment) -> None:

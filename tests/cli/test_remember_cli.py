@@ -78,3 +78,37 @@ def test_a_busy_store_is_exit_75_and_unchanged(cli, isolated_home):
         holder.close()
     assert result.exit_code == 75 and "memctl r2g" in result.stderr
     assert _tree(isolated_home) == before
+
+
+def test_remember_runs_with_the_cyclic_collector_paused_and_leaves_it_on(cli, monkeypatch):
+    import gc
+    from contextlib import contextmanager
+
+    from memctl.cli import remember_cmd
+
+    inside, collected = [False], []
+    opened = remember_cmd.open_memory
+
+    @contextmanager
+    def watched(*arguments, **keywords):
+        inside[0] = True
+        with opened(*arguments, **keywords) as memory:
+            yield memory
+        inside[0] = False
+
+    monkeypatch.setattr(remember_cmd, "open_memory", watched)
+    def count(phase, _info):
+        collected.append(inside[0])
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(count)
+    gc.set_threshold(1)  # with the collector on, any new container starts a collection
+    try:
+        result = cli("remember", "--text", EXCHANGE, "--quiet")
+        after = gc.isenabled()
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(count)
+    assert result.exit_code == 0, result.stderr
+    assert collected.count(True) == 0 and collected.count(False) > 0  # none while the store was open and written
+    assert after
