@@ -30,7 +30,6 @@ import functools
 import itertools
 import operator
 import os
-import random
 import re
 from contextlib import contextmanager
 
@@ -292,7 +291,7 @@ class Store:
         fs.ensure_dir(self._wal_dir)
         fs.ensure_dir(self._segment_dir)
         fs.failpoint("create.after_dirs")
-        salt = random.getrandbits(32)
+        salt = _new_salt()
         self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, 1), 1, salt)
         self.manifest = _initial_manifest()
         manifest_module.publish(self.path, self.manifest)
@@ -374,8 +373,7 @@ class Store:
             # A WAL file above the MANIFEST's holding no complete header (wal_checkpoint refuses one at its
             # number): start the log afresh under that number.
             number = numbers[-1] if numbers else self.manifest.wal_number
-            self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number,
-                                                    random.getrandbits(32))
+            self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number, _new_salt())
         else:
             self._wal_writer = wal.WalWriter(last_scan.path, last_scan.number, last_scan.salt, last_scan.valid_end)
 
@@ -808,7 +806,7 @@ class Store:
         if rotate_wal:
             number = manifest.next_file_number
             manifest.next_file_number += 1
-            new_wal = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number, random.getrandbits(32))
+            new_wal = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number, _new_salt())
             manifest.wal_number = number
             manifest.wal_size = WAL_HEADER_SIZE
             fs.failpoint("flush.after_new_wal")
@@ -966,6 +964,11 @@ class Store:
 
 _MISSING = object()
 _CODE_AND_NAME, _KEY, _VALUE = operator.itemgetter(0, 1), operator.itemgetter(2), operator.itemgetter(3)
+
+
+def _new_salt() -> int:
+    """A new WAL's salt: 32 random bits (os.urandom: the random module costs every process its import)."""
+    return int.from_bytes(os.urandom(4), "little")
 
 
 def _initial_manifest() -> Manifest:

@@ -112,3 +112,17 @@ def test_remember_runs_with_the_cyclic_collector_paused_and_leaves_it_on(cli, mo
     assert result.exit_code == 0, result.stderr
     assert collected.count(True) == 0 and collected.count(False) > 0  # none while the store was open and written
     assert after
+
+
+@pytest.mark.parametrize("exchange", [EXCHANGE, "用户: 我把红色的麒麟雕像寄存在杭州的仓库了。\n助手: 好的，记下了。"])
+def test_a_cold_remember_loads_only_what_a_write_runs(isolated_home, exchange):
+    from cli_testkit import COMMAND_MODULES, cold_modules, loaded
+
+    cold_modules(isolated_home, "remember", "--text", exchange, "--quiet")  # a first use keeps parsed lexicons
+    modules = cold_modules(isolated_home, "remember", "--text", exchange + " !", "--quiet")
+    assert "memctl.cli.remember_cmd" in modules and "engine.graph.batch" in modules
+    # numba and jieba (seconds), the queries (recall, the graph's results and pagerank), the other commands, and
+    # what the store needed only for a WAL salt (random) or a reader prints (rich, yaml).
+    never = ["numba", "jieba", "rich", "yaml", "numpy.ma", "random", "memctl.recall", "engine.graph.results",
+             "engine.graph.pagerank", *COMMAND_MODULES]
+    assert loaded(modules, never) == []
