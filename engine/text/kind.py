@@ -50,10 +50,11 @@ class TextKind:
     def _signature(self) -> dict:
         return self.store.get(self.tables.meta, SIGNATURE_KEY) or {}
 
-    def _snapshot_signature(self, segments: list) -> dict:
+    def stored_signature(self, segments: list) -> dict:
         """The signature as `_signature`, without reading the records segments when it can: a changed one is
-        in the memtable, else the newest text segment carries the one it was built with (a first read from
-        a records segment verifies the checksum of its whole values column: tens of ms on the cold path)."""
+        in the memtable, else the newest text segment carries the one it was built with (its record lies in
+        the oldest records segment, in a compaction's block of 2 MiB, which a cold search or write would
+        decompress for it). segments: the instance's text segments, oldest first."""
         pending = self.store.memtable(self.tables.meta).get(SIGNATURE_KEY)
         if pending is not None and pending is not TOMBSTONE:
             return pending
@@ -130,7 +131,7 @@ class TextKind:
 
     def open(self, segments: list) -> "TextSnapshot":
         parts = [TextSegment.from_segment(segment) for segment in segments]
-        signature = self._snapshot_signature(segments)
+        signature = self.stored_signature(segments)
         with collector_paused():
             tables = self.tables
             dead = _dead_docnos(self.store.memtable(tables.dead), tables.dead)
