@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -32,6 +33,7 @@ from engine.records.rows import TOMBSTONE, composite_key, key_hashes, native_vie
 INDEX_COLUMNS = ("block_offsets", "block_rows", "first_key_offsets", "first_keys")
 _LENGTH_DTYPE = np.dtype("<u4")
 _READ_AHEAD = 64 << 10  # a partial block decompresses at least this much more at a time
+_EXTENDING = threading.Lock()  # held while a partial block decompresses more of its frame
 RELEASE_BYTES = 4 << 20  # a compaction's read gives back the pages of each 4 MiB of blocks it went through
 _TOKENS = itertools.count()  # tells the segments sharing one BlockCache apart
 
@@ -56,7 +58,7 @@ class Block:
     __slots__ = ("data", "rows", "key_bounds", "value_bounds", "flags", "path", "offset", "size", "footprint",
                  "_reader")
 
-    def __init__(self, frame: bytes, size: int, rows: int, path: str, offset: int, partial: bool = True):
+    def __init__(self, frame: bytes, size: int, rows: int, path: str, offset: int, partial: bool = False):
         """frame: the zstd frame, declaring `size` decompressed bytes; offset: its file offset (errors name it);
         partial=False decompresses it whole at once."""
         self.rows, self.path, self.offset, self.size = rows, path, offset, size
@@ -94,22 +96,28 @@ class Block:
         return data
 
     def _reach(self, end: int) -> None:
-        """Decompress the frame up to byte `end` at least (whole zstd blocks of up to 128 KiB at a time)."""
-        data, reader = self.data, self._reader
-        try:
-            while len(data) < end:
-                piece = reader.read(max(end - len(data), _READ_AHEAD))
-                if not piece:
-                    raise CorruptionError(self.path, self.offset,
-                                          f"records block holds {len(data)} bytes, its frame says {self.size}")
-                data += piece
-            if len(data) == self.size:
-                if reader.read(1):
-                    raise CorruptionError(self.path, self.offset,
-                                          f"records block holds more bytes than the {self.size} its frame says")
-                self._reader = None
-        except zstandard.ZstdError as error:
-            raise CorruptionError(self.path, self.offset, f"records block does not decompress ({error})") from None
+        """Decompress the frame up to byte `end` at least (whole zstd blocks of up to 128 KiB at a time). The bytes
+        only grow at their end, so a reader of bytes already there needs no lock; two threads extending one cached
+        block take turns (zstd lets the GIL go while it decompresses)."""
+        with _EXTENDING:
+            data, reader = self.data, self._reader
+            if reader is None:
+                return
+            try:
+                while len(data) < end:
+                    piece = reader.read(max(end - len(data), _READ_AHEAD))
+                    if not piece:
+                        raise CorruptionError(self.path, self.offset,
+                                              f"records block holds {len(data)} bytes, its frame says {self.size}")
+                    data += piece
+                if len(data) == self.size:
+                    if reader.read(1):
+                        raise CorruptionError(self.path, self.offset,
+                                              f"records block holds more bytes than the {self.size} its frame says")
+                    self._reader = None
+            except zstandard.ZstdError as error:
+                raise CorruptionError(self.path, self.offset,
+                                      f"records block does not decompress ({error})") from None
 
     def key(self, row: int) -> bytes:
         start, end = self.key_bounds[row], self.key_bounds[row + 1]

@@ -425,7 +425,7 @@ def test_a_partly_read_frame_that_ends_early_is_corruption():
     values = [pack(hashlib.sha256(key).hexdigest() * 3) for key in composites]  # frames as long as blocks
     content = encode_block(composites, values)
     frame = zstandard.ZstdCompressor().compress(content)
-    block = Block(frame[:len(frame) // 2], len(content), 3000, "crafted.seg", 4096)
+    block = Block(frame[:len(frame) // 2], len(content), 3000, "crafted.seg", 4096, partial=True)
     assert block.key(0) == composites[0]  # the lengths and the first keys are there
     with pytest.raises(CorruptionError) as caught:
         block.packed(2999)
