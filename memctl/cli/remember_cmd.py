@@ -23,11 +23,7 @@ def remember(
 
     Example: memctl remember --text $'user: I moved to Lisbon in May\\nassistant: Noted, Lisbon since May.'
     """
-    from engine.collector import paused
-
-    # A process this short keeps every module it imports, and most of what it makes, to its end: the collector
-    # would only rescan them (engine/collector.py), so it is off from the first import of the store on.
-    with paused(), open_memory(context, writable=True, holder="memctl remember") as memory:
+    with open_memory(context, writable=True, holder="memctl remember") as memory:
         created = memory.remember(raw or [], text or [], format, errors)
     if as_json:
         print_json(created)

@@ -80,38 +80,39 @@ def test_a_busy_store_is_exit_75_and_unchanged(cli, isolated_home):
     assert _tree(isolated_home) == before
 
 
-def test_remember_runs_with_the_cyclic_collector_paused_and_leaves_it_on(cli, monkeypatch):
-    import gc
-    from contextlib import contextmanager
-
-    from memctl.cli import remember_cmd
-
-    inside, collected = [False], []
-    opened = remember_cmd.open_memory
-
-    @contextmanager
-    def watched(*arguments, **keywords):
-        inside[0] = True
-        with opened(*arguments, **keywords) as memory:
-            yield memory
-        inside[0] = False
-
-    monkeypatch.setattr(remember_cmd, "open_memory", watched)
-    def count(phase, _info):
-        collected.append(inside[0])
-
-    threshold = gc.get_threshold()
-    gc.callbacks.append(count)
-    gc.set_threshold(1)  # with the collector on, any new container starts a collection
+# A cold `memctl remember` (as cli_testkit.cold_modules runs one), counting the collector's runs inside
+# Memory.remember: the imports of the store and of R2G, the open, the conversion and the commit.
+_COUNTING_PROBE = """
+import gc, sys
+from memctl.cli.app import app
+from memctl.memory import Memory
+inside, runs = [False], []
+gc.callbacks.append(lambda phase, info: phase == "start" and runs.append(inside[0]))
+remember = Memory.remember
+def watched(*arguments, **keywords):
+    inside[0] = True
     try:
-        result = cli("remember", "--text", EXCHANGE, "--quiet")
-        after = gc.isenabled()
+        return remember(*arguments, **keywords)
     finally:
-        gc.set_threshold(*threshold)
-        gc.callbacks.remove(count)
-    assert result.exit_code == 0, result.stderr
-    assert collected.count(True) == 0 and collected.count(False) > 0  # none while the store was open and written
-    assert after
+        inside[0] = False
+Memory.remember = watched
+app(sys.argv[1:], standalone_mode=False)
+print(runs.count(True), runs.count(False), gc.isenabled())
+"""
+
+
+def test_a_cold_remember_runs_with_the_cyclic_collector_paused_and_leaves_it_on(isolated_home):
+    import subprocess
+    import sys
+
+    from cli_testkit import ROOT
+
+    result = subprocess.run([sys.executable, "-c", _COUNTING_PROBE, "--home", str(isolated_home), "remember",
+                             "--text", EXCHANGE, "--quiet"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    inside, outside, enabled = result.stdout.split()
+    # Inside, at most the one that importing engine.collector itself may start; outside, the CLI's imports run.
+    assert int(inside) <= 1 and int(outside) > 0 and enabled == "True"
 
 
 @pytest.mark.parametrize("exchange", [EXCHANGE, "用户: 我把红色的麒麟雕像寄存在杭州的仓库了。\n助手: 好的，记下了。"])
