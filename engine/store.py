@@ -27,17 +27,16 @@ marker (engine/damage.py), and a writer refuses a store holding one. A handle op
 from __future__ import annotations
 
 import functools
-import gc
 import itertools
 import operator
 import os
-import random
 import re
 from contextlib import contextmanager
 
 import msgpack
 
 from engine import damage, fs, kinds, manifest as manifest_module, wal, wal_checkpoint
+from engine.collector import paused as paused_gc  # noqa: F401 - memctl pauses it through the store's API
 from engine.codec import unpack
 from engine.errors import CorruptionError, EngineError, InputError, NoStore, StoreClosed
 from engine.format import (
@@ -292,7 +291,7 @@ class Store:
         fs.ensure_dir(self._wal_dir)
         fs.ensure_dir(self._segment_dir)
         fs.failpoint("create.after_dirs")
-        salt = random.getrandbits(32)
+        salt = _new_salt()
         self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, 1), 1, salt)
         self.manifest = _initial_manifest()
         manifest_module.publish(self.path, self.manifest)
@@ -374,8 +373,7 @@ class Store:
             # A WAL file above the MANIFEST's holding no complete header (wal_checkpoint refuses one at its
             # number): start the log afresh under that number.
             number = numbers[-1] if numbers else self.manifest.wal_number
-            self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number,
-                                                    random.getrandbits(32))
+            self._wal_writer = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number, _new_salt())
         else:
             self._wal_writer = wal.WalWriter(last_scan.path, last_scan.number, last_scan.salt, last_scan.valid_end)
 
@@ -808,7 +806,7 @@ class Store:
         if rotate_wal:
             number = manifest.next_file_number
             manifest.next_file_number += 1
-            new_wal = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number, random.getrandbits(32))
+            new_wal = wal.WalWriter.create(wal.wal_path(self._wal_dir, number), number, _new_salt())
             manifest.wal_number = number
             manifest.wal_size = WAL_HEADER_SIZE
             fs.failpoint("flush.after_new_wal")
@@ -968,6 +966,11 @@ _MISSING = object()
 _CODE_AND_NAME, _KEY, _VALUE = operator.itemgetter(0, 1), operator.itemgetter(2), operator.itemgetter(3)
 
 
+def _new_salt() -> int:
+    """A new WAL's salt: 32 random bits (os.urandom: the random module costs every process its import)."""
+    return int.from_bytes(os.urandom(4), "little")
+
+
 def _initial_manifest() -> Manifest:
     return Manifest(number=2, wal_number=1, next_file_number=3)
 
@@ -1038,20 +1041,6 @@ def _pack_runs(sequence: int, count: int, runs: list) -> tuple[list, list]:
         pieces += interleaved
         all_values += columns[1] if values is not None else [None] * len(keys)
     return pieces, all_values
-
-
-@contextmanager
-def paused_gc():
-    """Bulk writes build millions of small acyclic dicts and lists that live until a flush or the end of the
-    run; Python's cyclic collector would rescan all of them at every full collection, a cost that grows with
-    the square of the run. Pausing it frees nothing less: these objects die by reference counting."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _validate_runs(runs: list) -> None:

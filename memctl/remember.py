@@ -16,14 +16,17 @@ def remember(memory, paths=(), texts=(), format: str = "auto", errors: str = "st
     nothing. Returns {"chunks": [raw ids stored new], "chunks_duplicate", "turns", "conversations",
     "nodes": [{"key", "type"}] created, "edges_written", "documents", "sequence": the store batch committed
     (None when nothing was new)}."""
-    from engine.store import paused_gc
-    from memctl.ingest.pipeline import prepare, write
-    from memctl.ingest.sources import collect
-    from memctl.r2g.builder import Builder
+    from engine.collector import paused
 
-    config = memory.config
-    size_limit = config.get("ingest.max_file_bytes")
-    with paused_gc():
+    # Most of what a remember makes lives to its end, and in a `memctl remember` process so does every module it
+    # imports: the collector would only rescan them (engine/collector.py), so it is off from the first import.
+    with paused():
+        from memctl.ingest.pipeline import prepare, write
+        from memctl.ingest.sources import collect
+        from memctl.r2g.builder import Builder
+
+        config = memory.config
+        size_limit = config.get("ingest.max_file_bytes")
         prepared = prepare(collect(paths, texts, size_limit=size_limit, stdin=stdin), format, errors, size_limit,
                            config.get("ingest.chunk_min_tokens"), config.get("ingest.chunk_max_tokens"))
         store = memory.store

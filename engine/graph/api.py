@@ -6,7 +6,8 @@ external keys; internal ids are dense integers allocated from store counters and
 stays deleted.
 
 Reads take the store's `graph` kind snapshot (segments + unflushed records) and answer with numpy arrays
-(engine.graph.results); keys are decoded only for the rows a caller asks for.
+(engine.graph.results); keys are decoded only for the rows a caller asks for. The query modules (results,
+pagerank) are imported by the queries: a process that only writes (a `memctl remember`) does not load them.
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ import numpy as np
 
 from engine.errors import InputError
 from engine.format import GRAPH_EDGE_TABLE, GRAPH_NODE_COUNTER, GRAPH_NODE_TABLE
-from engine.graph import pagerank, traverse
+from engine.graph import traverse
 from engine.graph.kind import KIND_NAME, GraphSnapshot, registered_types
 from engine.graph.model import Edge, Node, edge_of, node_of
-from engine.graph.results import KHop, Neighbors
 from engine.graph.traverse import DegreeCap
 from engine.graph.validate import check_direction, check_key
 
 if TYPE_CHECKING:
     from engine.graph.memo import ImportMemo
+    from engine.graph.results import KHop, Neighbors
 
 _RECORDS = {"node": (GRAPH_NODE_TABLE, node_of), "edge": (GRAPH_EDGE_TABLE, edge_of)}  # kind → table, row
 
@@ -196,6 +197,8 @@ class GraphStore:
 
     def neighbors(self, key: str, direction: str = "out", types=None, limit: int | None = None,
                   cap: DegreeCap | None = None) -> Neighbors:
+        from engine.graph.results import Neighbors
+
         snapshot = self.snapshot()
         check_direction(direction)
         edges = traverse.neighbors(snapshot.view, self.node_id(key, snapshot), direction,
@@ -204,6 +207,8 @@ class GraphStore:
 
     def khop(self, keys, k: int = 2, types=None, direction: str = "out", max_nodes: int | None = None,
              cap: DegreeCap | None = None) -> KHop:
+        from engine.graph.results import KHop
+
         snapshot = self.snapshot()
         check_direction(direction)
         if not isinstance(k, int) or k < 0:
@@ -214,12 +219,15 @@ class GraphStore:
         return KHop(snapshot, reached)
 
     def personalized_pagerank(self, seeds, k: int | None = 2, types=None, direction: str = "out",
-                              weights: dict | None = None, damping: float = pagerank.DAMPING,
+                              weights: dict | None = None, damping: float | None = None,
                               iterations: int = 100, tolerance: float = 1e-6, max_nodes: int | None = None,
                               top: int | None = 20) -> list[tuple[str, float]]:
         """PPR from `seeds` (keys, or {key: weight}) over their k-hop subgraph (k=None: the whole graph).
 
-        weights: {edge type name: weight}; seed 001 appendix A by default, 0.5 for any other type."""
+        weights: {edge type name: weight}; seed 001 appendix A by default, 0.5 for any other type. damping:
+        engine.graph.pagerank.DAMPING by default."""
+        from engine.graph import pagerank
+
         snapshot = self.snapshot()
         check_direction(direction)
         seed_map = {seeds: 1.0} if isinstance(seeds, str) else dict(seeds) if isinstance(seeds, dict) else \
@@ -229,6 +237,8 @@ class GraphStore:
         nodes = None
         if k is not None:
             nodes = traverse.khop(snapshot.view, seed_ids, k, type_ids, direction, max_nodes).node
+        if damping is None:
+            damping = pagerank.DAMPING
         try:
             ranking = pagerank.personalized_pagerank(
                 snapshot.view, seed_ids, list(seed_map.values()), nodes,

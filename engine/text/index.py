@@ -17,7 +17,7 @@ from itertools import chain
 from engine.errors import InputError
 from engine.format import OP_DELETE, OP_PUT, TEXT_KIND
 from engine.codec import pack, unpack
-from engine.text.kind import SIGNATURE_KEY, collector_paused, dead_key
+from engine.text.kind import SIGNATURE_KEY, TextKind, collector_paused, dead_key
 from engine.text.tables import text_tables
 
 
@@ -114,7 +114,8 @@ class TextIndex:
         if self._signature is None:
             # As the store gives it back (lists, not tuples): our batches hand their values over as they are.
             self._signature = unpack(pack(self.tokenizer.signature()))
-        if self.store.get(self.tables.meta, SIGNATURE_KEY) != self._signature:
+        owner = self.tables.owner
+        if TextKind(self.store, owner).stored_signature(self.store.kind_segments.get(owner, [])) != self._signature:
             batch.put(self.tables.meta, SIGNATURE_KEY, self._signature)
 
     # --- reading -------------------------------------------------------------------------------------

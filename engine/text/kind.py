@@ -21,14 +21,13 @@ records instead.
 
 from __future__ import annotations
 
-import gc
 import operator
-from contextlib import contextmanager
 from itertools import compress
 
 import numpy as np
 
 from engine.arrays import members, sorted_unique
+from engine.collector import paused as collector_paused
 from engine.errors import CorruptionError
 from engine.format import TEXT_KIND, TEXT_SEGMENT_KIND
 from engine.records import TOMBSTONE
@@ -51,10 +50,11 @@ class TextKind:
     def _signature(self) -> dict:
         return self.store.get(self.tables.meta, SIGNATURE_KEY) or {}
 
-    def _snapshot_signature(self, segments: list) -> dict:
+    def stored_signature(self, segments: list) -> dict:
         """The signature as `_signature`, without reading the records segments when it can: a changed one is
-        in the memtable, else the newest text segment carries the one it was built with (a first read from
-        a records segment verifies the checksum of its whole values column: tens of ms on the cold path)."""
+        in the memtable, else the newest text segment carries the one it was built with (its record lies in
+        the oldest records segment, in a compaction's block of 2 MiB, which a cold search or write would
+        decompress for it). segments: the instance's text segments, oldest first."""
         pending = self.store.memtable(self.tables.meta).get(SIGNATURE_KEY)
         if pending is not None and pending is not TOMBSTONE:
             return pending
@@ -131,7 +131,7 @@ class TextKind:
 
     def open(self, segments: list) -> "TextSnapshot":
         parts = [TextSegment.from_segment(segment) for segment in segments]
-        signature = self._snapshot_signature(segments)
+        signature = self.stored_signature(segments)
         with collector_paused():
             tables = self.tables
             dead = _dead_docnos(self.store.memtable(tables.dead), tables.dead)
@@ -296,20 +296,6 @@ def _guarded(builder, sources: list, deleted, signature, table: str):
         return builder(sources, deleted, signature)
     except (ValueError, TypeError) as error:
         raise CorruptionError(table, None, f"text index inputs are inconsistent ({error})") from None
-
-
-@contextmanager
-def collector_paused():
-    """Indexing and flushing create a few containers per document and free none: every cyclic collection
-    their allocations trigger walks the whole memtable for nothing (measured: half of a 100k-document
-    add_many, a third of its flush). Reference counting still frees everything; cycles wait until after."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _write_built(built, new_segment) -> None:

@@ -78,3 +78,52 @@ def test_a_busy_store_is_exit_75_and_unchanged(cli, isolated_home):
         holder.close()
     assert result.exit_code == 75 and "memctl r2g" in result.stderr
     assert _tree(isolated_home) == before
+
+
+# A cold `memctl remember` (as cli_testkit.cold_modules runs one), counting the collector's runs inside
+# Memory.remember: the imports of the store and of R2G, the open, the conversion and the commit.
+_COUNTING_PROBE = """
+import gc, sys
+from memctl.cli.app import app
+from memctl.memory import Memory
+inside, runs = [False], []
+gc.callbacks.append(lambda phase, info: phase == "start" and runs.append(inside[0]))
+remember = Memory.remember
+def watched(*arguments, **keywords):
+    inside[0] = True
+    try:
+        return remember(*arguments, **keywords)
+    finally:
+        inside[0] = False
+Memory.remember = watched
+app(sys.argv[1:], standalone_mode=False)
+print(runs.count(True), runs.count(False), gc.isenabled())
+"""
+
+
+def test_a_cold_remember_runs_with_the_cyclic_collector_paused_and_leaves_it_on(isolated_home):
+    import subprocess
+    import sys
+
+    from cli_testkit import ROOT
+
+    result = subprocess.run([sys.executable, "-c", _COUNTING_PROBE, "--home", str(isolated_home), "remember",
+                             "--text", EXCHANGE, "--quiet"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    inside, outside, enabled = result.stdout.split()
+    # Inside, at most the one that importing engine.collector itself may start; outside, the CLI's imports run.
+    assert int(inside) <= 1 and int(outside) > 0 and enabled == "True"
+
+
+@pytest.mark.parametrize("exchange", [EXCHANGE, "用户: 我把红色的麒麟雕像寄存在杭州的仓库了。\n助手: 好的，记下了。"])
+def test_a_cold_remember_loads_only_what_a_write_runs(isolated_home, exchange):
+    from cli_testkit import COMMAND_MODULES, cold_modules, loaded
+
+    cold_modules(isolated_home, "remember", "--text", exchange, "--quiet")  # a first use keeps parsed lexicons
+    modules = cold_modules(isolated_home, "remember", "--text", exchange + " !", "--quiet")
+    assert "memctl.cli.remember_cmd" in modules and "engine.graph.batch" in modules
+    # numba and jieba (seconds), the queries (recall, the graph's results and pagerank), the other commands, and
+    # what the store needed only for a WAL salt (random) or a reader prints (rich, yaml).
+    never = ["numba", "jieba", "rich", "yaml", "numpy.ma", "random", "memctl.recall", "engine.graph.results",
+             "engine.graph.pagerank", *COMMAND_MODULES]
+    assert loaded(modules, never) == []

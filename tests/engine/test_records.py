@@ -15,7 +15,7 @@ from engine.errors import CorruptionError, UnsupportedVersion
 from engine.format import KIND_RECORDS, RECORD_FLAG_TOMBSTONE, RECORDS_LAYOUT_BLOCKS
 from engine.records import TOMBSTONE, BlockCache, Tombstone, composite_key, merge_records, open_segment, write_records
 from engine.records import writer as writer_module
-from engine.records.blocks import encode_block
+from engine.records.blocks import Block, encode_block
 from engine.records.rows import key_hash, key_hashes
 from engine.records.rows import composite_keys
 from engine.segment import Segment, SegmentWriter
@@ -217,8 +217,8 @@ def test_a_cached_block_is_not_decompressed_again_and_the_cache_keeps_its_budget
     segment = open_segment(Segment.open(str(tmp_path / "000003.records.seg")), cache)
     assert segment.block_count > 10
     decompressed = []
-    real = segment._decompress
-    monkeypatch.setattr(segment, "_decompress", lambda *arguments: decompressed.append(1) or real(*arguments))
+    real = segment._frame_size
+    monkeypatch.setattr(segment, "_frame_size", lambda *arguments: decompressed.append(1) or real(*arguments))
     assert get(segment, "t.x", "k0003") == (True, "v" * 50)
     assert get(segment, "t.x", "k0004") == (True, "v" * 50)  # the same block
     assert len(decompressed) == 1
@@ -395,13 +395,50 @@ def test_reads_match_a_dict(tmp_path_factory, tables, prefix, layout):
     segment.check()
 
 
+def test_a_point_read_decompresses_a_block_only_as_far_as_the_rows_it_reads(tmp_path, monkeypatch):
+    tables = {"t.x": {f"k{number:05d}": f"value {number} " * 20 for number in range(3000)}}
+    monkeypatch.setattr(writer_module, "RECORDS_BLOCK_BYTES", 16 << 20)
+    segment = build(tmp_path, tables)
+    assert segment.block_count == 1
+    assert get(segment, "t.x", "k00000") == (True, tables["t.x"]["k00000"])
+    assert get(segment, "t.x", "k01500a") == (False, None)  # absent: the keys a bisection compares, no value
+    block = segment.block(0)
+    assert len(block.data) < block.size / 4
+    assert get(segment, "t.x", "k02999") == (True, tables["t.x"]["k02999"])  # the last value: all of it
+    assert len(block.data) == block.size and segment.block(0) is block
+    assert list(segment.iterate("t.x")) == sorted(tables["t.x"].items())
+
+
+def test_get_many_of_a_few_keys_reads_a_few_first_keys_not_every_block_s(tmp_path):
+    tables = {"t.x": {f"k{number:04d}": number for number in range(1000)}}
+    segment = build(tmp_path, tables, "small blocks")
+    wanted = [composite_key("t.x", key) for key in ("k0007", "k0500", "k0500a")]
+    assert get_many(segment, wanted) == {0: 7, 1: 500}
+    assert segment._first_keys is None
+    everything = composite_keys("t.x", list(tables["t.x"]))
+    assert get_many(segment, everything) == dict(enumerate(range(1000)))
+    assert len(segment._first_keys) == segment.block_count
+
+
+def test_a_partly_read_frame_that_ends_early_is_corruption():
+    composites = [composite_key("t.x", f"k{number:05d}") for number in range(3000)]
+    values = [pack(hashlib.sha256(key).hexdigest() * 3) for key in composites]  # frames as long as blocks
+    content = encode_block(composites, values)
+    frame = zstandard.ZstdCompressor().compress(content)
+    block = Block(frame[:len(frame) // 2], len(content), 3000, "crafted.seg", 4096, partial=True)
+    assert block.key(0) == composites[0]  # the lengths and the first keys are there
+    with pytest.raises(CorruptionError) as caught:
+        block.packed(2999)
+    assert (caught.value.path, caught.value.offset) == ("crafted.seg", 4096)
+
+
 def test_a_flush_writes_a_filter_that_spares_absent_keys_a_block_and_a_compaction_none(tmp_path, monkeypatch):
     tables = {"t.x": {f"k{number:05d}": number for number in range(3000)}}
     flushed = build(tmp_path, tables, "small blocks")
     assert flushed.segment.meta["filter_probes"] == 7 and flushed.segment.has("filter")
     decompressed = []
-    real = flushed._decompress
-    monkeypatch.setattr(flushed, "_decompress", lambda *arguments: decompressed.append(1) or real(*arguments))
+    real = flushed._frame_size
+    monkeypatch.setattr(flushed, "_frame_size", lambda *arguments: decompressed.append(1) or real(*arguments))
     absent = [composite_key("t.x", f"k{number:05d}a") for number in range(1000)]  # inside the key range
     assert get_many(flushed, absent) == {} and all(get(flushed, "t.x", f"k{number:05d}a") == (False, None)
                                                     for number in range(1000))

@@ -423,3 +423,20 @@ def test_a_flush_in_two_steps_writes_what_one_step_does_and_reports_a_failed_bui
             store.flush()
         with pytest.raises(Exception, match="unusable"):
             TextIndex(store, TOKENIZER).add("b", "beta")
+
+
+def test_the_signature_is_compared_without_reading_the_records_and_written_when_it_changes(store, monkeypatch):
+    tables = text_tables("text")
+    TextIndex(store, TOKENIZER).add("a", "alpha")
+    store.compact()  # the signature's record now lies in the compaction's records segment
+    reads = []
+    original_get = store.get
+    monkeypatch.setattr(store, "get", lambda table, key: reads.append((table, key)) or original_get(table, key))
+    TextIndex(store, TOKENIZER).add("b", "beta")
+    assert (tables.meta, "tokenizer") not in reads and store.memtable(tables.meta) == {}
+    unstemmed = Tokenizer(stem=False)
+    TextIndex(store, unstemmed).add("c", "gamma")
+    assert store.memtable(tables.meta)["tokenizer"]["stemmer"] is None
+    store.flush()
+    monkeypatch.undo()
+    assert store.get(tables.meta, "tokenizer") == TextIndex(store, unstemmed).snapshot().signature
