@@ -30,6 +30,12 @@ Anchored statements: a slot with `anchors` is also stated by a first-person clau
 values (or matches its value pattern: a phone number) beside one of its cue words, whatever the verb ("my Korean
 vocabulary", "every evening on the Spanish app", "save 555-0177 as my number"), unless a phrase stated the slot
 in that clause, the clause names someone else (a person, "my classmate", he, your, 他) or holds a plan word.
+A slot whose anchors say `span: name` finds its value by its syntax instead of a list: in English a
+capitalised name (the last one after to, at, in, for, with, under, by or as; else one just before a cue word:
+"Anchorage residents"; else the clause's only one), in Chinese the words after 到, 在, 去, 进, 归, 跟, 和, 是
+up to a cue word, 的, 了 or the clause's end ("在云端通信干了", "跟思思好上了"); such a statement is a change
+when the clause also holds a word of `markers.<lang>.change_words` or its own time words ("I'm under Colin
+Byrne now", "came on board at Vantage Solar four days ago"), which tell a new state, not an old one.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from memctl.r2g.slots import (
     STATED,
     SlotFact,
     english_function_words,
+    mention_at,
     relative_holder,
     slot_fact,
     speaker_holder,
@@ -58,7 +65,7 @@ VALUE = "…"
 MAX_ZH_VALUE_CHARS = 12
 LANGUAGES = ("en", "zh")
 MARKER_KEYS = ("lead", "holders_self", "people", "between", "negation", "no_longer", "now", "not_a_change",
-               "not_in_clause", "value_ends", "plan")
+               "not_in_clause", "value_ends", "plan", "change_words", "end_words")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,7 @@ class Anchor:
     spec: SlotSpec
     cues: tuple  # words (English: whole words, lower case; Chinese: substrings) one of which the clause holds
     value: re.Pattern | None  # what a value looks like, when the slot lists no values
+    by_syntax: bool = False  # `span: name`: the value is a name found by the clause's syntax
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +112,21 @@ def find_statements(state) -> list[SlotFact]:
     """The statement facts of the sentence slots.py's `state` holds, in the clauses its frames did not read."""
     rules = change_rules()
     found: list[SlotFact] = []
+    anchored: list[SlotFact] = []
     for start, end in _clauses(state):
         if not any(fact.start < end and start < fact.end for fact in state.found):
             stated = _clause_statements(state, rules, start, end)
-            found.extend(stated + _anchored_statements(state, rules, start, end, stated))
+            found.extend(stated)
+            anchored.extend(_anchored_statements(state, rules, start, end, stated))
+    for fact in anchored:
+        if not _said_already(fact, found + state.found):
+            found.append(fact)
     return found
+
+
+def _said_already(fact: SlotFact, facts: list) -> bool:
+    """Another clause of the sentence states the same: "my company moved me to Toronto, so I live in Toronto"."""
+    return any((other.slot, other.value.casefold()) == (fact.slot, fact.value.casefold()) for other in facts)
 
 
 _EN_WORDS = re.compile(r"['’]?[a-z0-9]+")  # "we've" → we, 've: a phrase may start with 've
@@ -209,7 +227,7 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
     clause = state.text[start:end]
     markers = rules.markers[state.lang]
     if not _FIRST_PERSON[state.lang].search(clause) or _THIRD_PERSON[state.lang].search(clause) or _holds(
-            clause, markers["not_in_clause"] + markers["plan"], state.lang) or _names_someone(state, rules, start, end):
+            clause, markers["not_in_clause"] + markers["plan"], state.lang):
         return []
     found = []
     taken = {fact.slot for fact in stated}
@@ -222,10 +240,11 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
         span = _anchored_value(state, rules, anchor, start, end)
         if span is None or any(fact.value_start < span[1] and span[0] < fact.value_end for fact in found + stated):
             continue
+        if _names_someone(state, rules, start, end, span if anchor.by_syntax else None):
+            continue  # the value a name found by syntax names is no one else: "I'm under Colin Byrne now"
         negated = _holds(clause, markers["negation"], state.lang)
-        fresh = _NEW[state.lang].search(clause) is not None
-        kind, polarity = _kind_and_polarity(state, markers, Phrase(anchor.spec, "set", "(?!)", 0, None, False, None),
-                                            negated, fresh, start, end)
+        kind, polarity = _kind_and_polarity(state, markers, _syntax_phrase(state, markers, anchor, span, start, end),
+                                            negated, _NEW[state.lang].search(clause) is not None, start, end)
         if kind is None:
             continue
         fact = slot_fact(state, speaker_holder(state, start, 0), anchor.spec, anchor.spec.label(state.lang), *span,
@@ -243,10 +262,25 @@ _THIRD_PERSON = {"en": re.compile(r"\b(?:he|she|they|his|her|their|him|them|you|
                  "zh": re.compile("[他她你]")}
 
 
-def _names_someone(state, rules: Rules, start: int, end: int) -> bool:
-    """The clause names a person ("my old classmate Luis drives a Honda Civic now") or a relative (my sister, 我姐)."""
+def _syntax_phrase(state, markers, anchor: Anchor, span: tuple, start: int, end: int) -> Phrase:
+    """The phrase an anchored statement is read as: a state, or for a name found by syntax a change when the
+    clause holds a change word or dated time words of its own, an end when it holds an end word and no change."""
+    multi, kind = anchor.spec.multi_valued, "set"
+    if anchor.by_syntax:
+        clause = state.text[start:end]
+        own = statement_time(state, start, end, *span)
+        if _holds(clause, markers["change_words"], state.lang) or (own is not None and state.times[own].value):
+            kind = "add" if multi else "change"
+        elif _holds(clause, markers["end_words"], state.lang):
+            kind = "stop" if multi else "end"
+    return Phrase(anchor.spec, kind, "(?!)", 0, None, False, None)
+
+
+def _names_someone(state, rules: Rules, start: int, end: int, value: tuple | None = None) -> bool:
+    """The clause names a person ("my old classmate Luis drives a Honda Civic now") or a relative (my sister, 我姐),
+    outside the `value` span when one is given."""
     if any(start <= mention.start < end and mention.entity_type == "Person" and not mention.pronoun
-           for mention in state.mentions):
+           and not (value and value[0] <= mention.start < value[1]) for mention in state.mentions):
         return True
     clause = state.text[start:end]
     if state.lang == "zh":
@@ -260,12 +294,73 @@ def _names_someone(state, rules: Rules, start: int, end: int) -> bool:
 
 
 def _anchored_value(state, rules: Rules, anchor: Anchor, start: int, end: int) -> tuple[int, int] | None:
+    if anchor.by_syntax:
+        candidates = (_zh_name_spans if state.lang == "zh" else _en_name_spans)(state, anchor, start, end)
+        return next((span for span in candidates if _fitting_value(state, rules, anchor.spec, *span) == span), None)
     if anchor.value is not None:
         match = anchor.value.search(state.text, start, end)
         return None if match is None else (match.start(), match.end())
     if (anchor.spec.name, state.lang) not in rules.values:
         return None
     return _listed_span(state, rules, anchor.spec, start, end)
+
+
+# A capitalised name: words with a capital (or digits after the first), joined by "of", "and", "&"
+_EN_NAME = re.compile(r"(?<![\w'’-])[A-Z][\w'’&.-]*(?:\s+(?:(?:of|and|&|the|de)\s+)?(?:[A-Z][\w'’&.-]*|\d[\w-]*))*")
+_EN_NAME_PREPOSITIONS = frozenset("to at in for with under by as into joined".split())
+_EN_NAME_FILLERS = frozenset("the a an our my new".split())
+_EN_NOT_NAMES = frozenset("i i'm i've i'd i'll".split())
+
+
+def _en_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
+    """The clause's capitalised names that may be the anchored slot's value, best first: the last after a
+    preposition, then one just before a cue word ("Anchorage residents")."""
+    clause = state.text[start:end]
+    lead = len(clause) - len(clause.lstrip())
+    names = []
+    for match in _EN_NAME.finditer(clause):
+        first = start + match.start()
+        text = match.group().removesuffix("'s").removesuffix("’s")
+        last = first + len(text)
+        if text.lower() in _EN_NOT_NAMES or text == state.speaker or any(
+                time.start < last and first < time.end for time in state.times):
+            continue
+        if match.start() == lead and " " not in text and mention_at(state, first, last) is None:
+            continue  # a sentence's capitalised first word ("Finally got the keys…")
+        names.append((first, last))
+    after_preposition = []
+    for first, last in reversed(names):
+        before = [word.lower() for word in _EN_TOKEN.findall(state.text[start:first])]
+        while before and before[-1] in _EN_NAME_FILLERS:
+            before.pop()
+        if before and before[-1] in _EN_NAME_PREPOSITIONS:
+            after_preposition.append((first, last))
+    before_cue = [(first, last) for first, last in names
+                  if _EN_TOKEN.findall(state.text[last:end].lower())[:1] in ([cue] for cue in anchor.cues)]
+    return after_preposition + before_cue
+
+
+_ZH_NAME_LEADS = ("到", "在", "去", "进", "归", "跟", "和", "是")
+_ZH_NAME_STOPS = ("的", "了", "啦", "，", "。", "！", "？", "、", " ")
+
+
+def _zh_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
+    """The words after 到/在/去/进/归/跟/和/是 (and a 了 after it) up to a cue word, 的, 了 or the clause's end,
+    of two characters or more and no time words, the last first."""
+    clause = state.text[start:end]
+    stops = anchor.cues + _ZH_NAME_STOPS
+    found = []
+    for index, character in enumerate(clause):
+        if character not in _ZH_NAME_LEADS:
+            continue
+        first = index + 2 if clause.startswith("了", index + 1) else index + 1
+        last = min((position for stop in stops if (position := clause.find(stop, first)) > first),
+                   default=len(clause))
+        last = min(last, first + MAX_ZH_VALUE_CHARS)
+        if last - first >= 2 and not any(start + first < time.end and time.start < start + last
+                                         for time in state.times):
+            found.append((start + first, start + last))
+    return found[::-1]
 
 
 def _negated_within(state, markers, start: int, end: int) -> bool:
@@ -648,11 +743,14 @@ def change_rules() -> Rules:
 
 def _anchor(spec: SlotSpec, entry, lang: str, where: str) -> Anchor:
     if not isinstance(entry, dict):
-        _refuse(where, "{en: [cue words], zh: [cue words], value: a regular expression (optional)}")
+        _refuse(where, "{en: [cue words], zh: [cue words], value: a regular expression (optional), span: name "
+                       "(optional)}")
+    if entry.get("span") not in (None, "name"):
+        _refuse(f"{where}.span", "name (the value is a name found by the clause's syntax), or no span")
     cues = tuple(cue if lang == "zh" else cue.lower() for cue in _word_list(entry[lang], f"{where}.{lang}"))
     pattern = entry.get("value")
     try:
-        return Anchor(spec, cues, re.compile(pattern) if pattern else None)
+        return Anchor(spec, cues, re.compile(pattern) if pattern else None, entry.get("span") == "name")
     except (re.error, TypeError) as error:
         _refuse(f"{where}.value", f"a regular expression ({error})")
 
