@@ -226,21 +226,17 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
     verb: one fact per slot, none in a clause a phrase read for that slot, none in a plan, wish or question."""
     clause = state.text[start:end]
     markers = rules.markers[state.lang]
-    if not _FIRST_PERSON[state.lang].search(clause) or _THIRD_PERSON[state.lang].search(clause) or _holds(
-            clause, markers["not_in_clause"] + markers["plan"], state.lang):
+    if not (_FIRST_PERSON[state.lang].search(clause) or _subject_dropped_change(state, markers, clause)) or \
+            _THIRD_PERSON[state.lang].search(clause) or _holds(clause, markers["not_in_clause"] + markers["plan"],
+                                                              state.lang):
         return []
     found = []
     taken = {fact.slot for fact in stated}
-    words = _words(clause, state.lang)
-    for anchor in rules.anchors[state.lang]:
-        if anchor.spec.name in taken or not any(
-                (cue in clause) if state.lang == "zh" else (cue in words or " " in cue and cue in clause.lower())
-                for cue in anchor.cues):
+    for anchor, span in _anchored_spans(state, rules, start, end):
+        if anchor.spec.name in taken or any(fact.value_start < span[1] and span[0] < fact.value_end
+                                            for fact in found + stated):
             continue
-        span = _anchored_value(state, rules, anchor, start, end)
-        if span is None or any(fact.value_start < span[1] and span[0] < fact.value_end for fact in found + stated):
-            continue
-        if _names_someone(state, rules, start, end, span if anchor.by_syntax else None):
+        if _names_someone(state, rules, start, end, _value_region(state, span, start) if anchor.by_syntax else None):
             continue  # the value a name found by syntax names is no one else: "I'm under Colin Byrne now"
         negated = _holds(clause, markers["negation"], state.lang)
         kind, polarity = _kind_and_polarity(state, markers, _syntax_phrase(state, markers, anchor, span, start, end),
@@ -251,8 +247,46 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
                          start, end, polarity, kind=kind)
         if fact is not None:
             fact.statement = True
+            taken.add(anchor.spec.name)
             found.append(fact)
     return found
+
+
+def _anchored_spans(state, rules: Rules, start: int, end: int) -> list:
+    """[(Anchor, value span)] of the clause, in the order they are tried: anchors of listed values and value
+    patterns first, in the file's order; then names found by syntax, the best cued first (a cue word just before
+    the name: "I answer to Henrik Dahl at work" is a manager before it is an employer; then a cue in the clause;
+    then one elsewhere in the sentence: "I've been at Meridian Pharma since the spring, new job"), the file's
+    order between equals."""
+    clause = state.text[start:end]
+    words, sentence_words = _words(clause, state.lang), _words(state.text, state.lang)
+    ranked = []
+    for order, anchor in enumerate(rules.anchors[state.lang]):
+        in_clause = _cued(state.lang, anchor.cues, clause, words)
+        if not (in_clause or anchor.by_syntax and _cued(state.lang, anchor.cues, state.text, sentence_words)):
+            continue
+        span = _anchored_value(state, rules, anchor, start, end)
+        if span is None:
+            continue
+        strength = 9 if not anchor.by_syntax else 2 * _cued(
+            state.lang, anchor.cues, *_just_before(state, start, span[0])) + in_clause
+        ranked.append((-strength, order, anchor, span))
+    return [(anchor, span) for _, _, anchor, span in sorted(ranked, key=lambda item: item[:2])]
+
+
+def _cued(lang: str, cues: tuple, text: str, words) -> bool:
+    if lang == "zh":
+        return any(cue in text for cue in cues)
+    return any(cue in words or " " in cue and cue in text.lower() for cue in cues)
+
+
+def _just_before(state, start: int, position: int) -> tuple:
+    """(text, words) of what stands just before a value: three English words, four Chinese characters."""
+    if state.lang == "zh":
+        text = state.text[max(start, position - 4): position]
+        return text, _words(text, "zh")
+    text = " ".join(_EN_TOKEN.findall(state.text[start:position])[-3:])
+    return text, _words(text, "en")
 
 
 _FIRST_PERSON = {"en": re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us)\b", re.IGNORECASE),
@@ -260,6 +294,28 @@ _FIRST_PERSON = {"en": re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we'v
 # someone else's ("my sister's Spanish class", 他的车): the clause is not the speaker's alone
 _THIRD_PERSON = {"en": re.compile(r"\b(?:he|she|they|his|her|their|him|them|you|your)\b|'s\b", re.IGNORECASE),
                  "zh": re.compile("[他她你]")}
+
+
+def _value_region(state, span: tuple, start: int) -> tuple:
+    """The value's span, in Chinese from a 从 before it ("从天盾安保跳到凯旋资本": the old value is a name too)."""
+    origin = state.text.rfind("从", start, span[0]) if state.lang == "zh" else -1
+    return (origin, span[1]) if origin >= 0 else span
+
+
+def _subject_dropped_change(state, markers, clause: str) -> bool:
+    """A Chinese clause that tells a change or an end with nothing but time, lead and between words (or a 把/从
+    phrase) before its change word is the speaker's, as a phrase's is ("半个月前换到柳州生活了", "上个周末把号码
+    换成了…"); "公司搬到了上海" is the company's, and a clause that names no change could be anyone's state."""
+    if state.lang != "zh":
+        return False
+    positions = [clause.find(word) for word in markers["change_words"] + markers["end_words"] if word in clause]
+    if not positions:
+        return False
+    before = clause[:min(positions)]
+    for time in state.times:
+        before = before.replace(time.expression, "")
+    return "把" in before or before.startswith("从") or bool(
+        markers["lead_pattern"].fullmatch(before) or markers["between_pattern"].fullmatch(before))
 
 
 def _syntax_phrase(state, markers, anchor: Anchor, span: tuple, start: int, end: int) -> Phrase:
@@ -314,7 +370,8 @@ _EN_NOT_NAMES = frozenset("i i'm i've i'd i'll".split())
 
 def _en_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
     """The clause's capitalised names that may be the anchored slot's value, best first: the last after a
-    preposition, then one just before a cue word ("Anchorage residents")."""
+    preposition, then one just before a cue word ("Anchorage residents"), then the clause's only name beside a copula
+    when the clause holds a cue word."""
     clause = state.text[start:end]
     lead = len(clause) - len(clause.lstrip())
     names = []
@@ -337,10 +394,15 @@ def _en_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
             after_preposition.append((first, last))
     before_cue = [(first, last) for first, last in names
                   if _EN_TOKEN.findall(state.text[last:end].lower())[:1] in ([cue] for cue in anchor.cues)]
-    return after_preposition + before_cue
+    # the clause's only name, a copula's other side, in a clause with a cue: "Home for me is Leeds"
+    alone = [(first, last) for first, last in names if len(names) == 1
+             and (_EN_TOKEN.findall(state.text[start:first].lower())[-1:] in (["is"], ["'s"], ["are"])
+                  or _EN_TOKEN.findall(state.text[last:end].lower())[:1] in (["is"], ["are"]))
+             and _cued("en", anchor.cues, clause, _words(clause, "en"))]
+    return after_preposition + before_cue + alone
 
 
-_ZH_NAME_LEADS = ("到", "在", "去", "进", "归", "跟", "和", "是")
+_ZH_NAME_LEAD = re.compile("到|在|去|进|归|跟|和|是|落脚|定居|入职|加入")
 _ZH_NAME_STOPS = ("的", "了", "啦", "，", "。", "！", "？", "、", " ")
 
 
@@ -350,10 +412,8 @@ def _zh_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
     clause = state.text[start:end]
     stops = anchor.cues + _ZH_NAME_STOPS
     found = []
-    for index, character in enumerate(clause):
-        if character not in _ZH_NAME_LEADS:
-            continue
-        first = index + 2 if clause.startswith("了", index + 1) else index + 1
+    for lead in _ZH_NAME_LEAD.finditer(clause):
+        first = lead.end() + 1 if clause.startswith("了", lead.end()) else lead.end()
         last = min((position for stop in stops if (position := clause.find(stop, first)) > first),
                    default=len(clause))
         last = min(last, first + MAX_ZH_VALUE_CHARS)
