@@ -125,8 +125,12 @@ def find_statements(state) -> list[SlotFact]:
 
 
 def _said_already(fact: SlotFact, facts: list) -> bool:
-    """Another clause of the sentence states the same: "my company moved me to Toronto, so I live in Toronto"."""
-    return any((other.slot, other.value.casefold()) == (fact.slot, fact.value.casefold()) for other in facts)
+    """Another clause of the sentence states the same (or a value holding it): "my company moved me to Toronto,
+    so I live in Toronto", "公司把我调到了武汉分部，我现在住武汉"."""
+    value = fact.value.casefold()
+    return any(other.slot == fact.slot and other.value and (other.value.casefold() in value
+                                                            or value in other.value.casefold())
+               for other in facts)
 
 
 _EN_WORDS = re.compile(r"['’]?[a-z0-9]+")  # "we've" → we, 've: a phrase may start with 've
@@ -402,21 +406,25 @@ def _en_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
     return after_preposition + before_cue + alone
 
 
-_ZH_NAME_LEAD = re.compile("到|在|去|进|归|跟|和|是|落脚|定居|入职|加入")
+_ZH_NAME_LEAD = re.compile("家在|到|在|去|进|归|跟|和|是|落脚|定居|入职|加入")
 _ZH_NAME_STOPS = ("的", "了", "啦", "，", "。", "！", "？", "、", " ")
 
 
 def _zh_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
-    """The words after 到/在/去/进/归/跟/和/是 (and a 了 after it) up to a cue word, 的, 了 or the clause's end,
-    of two characters or more and no time words, the last first."""
+    """The words after 到/在/去/进/归/跟/和/是/家在 (and a 了 after it) up to a cue word, 的, 了 or the clause's end
+    (after 在: up to a cue word only), of two characters or more and no time words, the last first."""
     clause = state.text[start:end]
     stops = anchor.cues + _ZH_NAME_STOPS
     found = []
     for lead in _ZH_NAME_LEAD.finditer(clause):
         first = lead.end() + 1 if clause.startswith("了", lead.end()) else lead.end()
+        if clause.startswith(anchor.cues, first):
+            continue  # 在工作群里…: the lead's object is the cue's own word, no name
         last = min((position for stop in stops if (position := clause.find(stop, first)) > first),
                    default=len(clause))
         last = min(last, first + MAX_ZH_VALUE_CHARS)
+        if lead.group() == "在" and not clause.startswith(anchor.cues, last):
+            continue  # 在 names where something happens; only 在X上班 / 在X住 names the slot's X
         if last - first >= 2 and not any(start + first < time.end and time.start < start + last
                                          for time in state.times):
             found.append((start + first, start + last))
