@@ -324,15 +324,18 @@ def _subject_dropped_change(state, markers, clause: str) -> bool:
 
 def _syntax_phrase(state, markers, anchor: Anchor, span: tuple, start: int, end: int) -> Phrase:
     """The phrase an anchored statement is read as: a state, or for a name found by syntax a change when the
-    clause holds a change word or dated time words of its own, an end when it holds an end word and no change."""
+    clause holds a change word, else an end when it holds an end word, else a change when it has dated time
+    words of its own ("I came on board at Vantage Solar four days ago", "we gave up our flat in Omaha")."""
     multi, kind = anchor.spec.multi_valued, "set"
     if anchor.by_syntax:
         clause = state.text[start:end]
         own = statement_time(state, start, end, *span)
-        if _holds(clause, markers["change_words"], state.lang) or (own is not None and state.times[own].value):
+        if _holds(clause, markers["change_words"], state.lang):
             kind = "add" if multi else "change"
         elif _holds(clause, markers["end_words"], state.lang):
             kind = "stop" if multi else "end"
+        elif own is not None and state.times[own].value:
+            kind = "add" if multi else "change"
     return Phrase(anchor.spec, kind, "(?!)", 0, None, False, None)
 
 
