@@ -61,6 +61,7 @@ from memctl.r2g.slots import (
 from memctl.r2g.structures import Mention
 
 PHRASE_KINDS = ("set", "change", "end", "add", "stop")
+ENDING_KINDS = ("end", "stop")
 VALUE = "…"
 MAX_ZH_VALUE_CHARS = 12
 LANGUAGES = ("en", "zh")
@@ -230,7 +231,7 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
     verb: one fact per slot, none in a clause a phrase read for that slot, none in a plan, wish or question."""
     clause = state.text[start:end]
     markers = rules.markers[state.lang]
-    if not (_FIRST_PERSON[state.lang].search(clause) or _subject_dropped_change(state, markers, clause)) or \
+    if not (_FIRST_PERSON[state.lang].search(clause) or _subject_dropped_change(state, markers, start, end)) or \
             _THIRD_PERSON[state.lang].search(clause) or _holds(clause, markers["not_in_clause"] + markers["plan"],
                                                               state.lang):
         return []
@@ -240,11 +241,13 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
         if anchor.spec.name in taken or any(fact.value_start < span[1] and span[0] < fact.value_end
                                             for fact in found + stated):
             continue
-        if _names_someone(state, rules, start, end, _value_region(state, span, start) if anchor.by_syntax else None):
-            continue  # the value a name found by syntax names is no one else: "I'm under Colin Byrne now"
-        negated = _holds(clause, markers["negation"], state.lang)
-        kind, polarity = _kind_and_polarity(state, markers, _syntax_phrase(state, markers, anchor, span, start, end),
-                                            negated, _NEW[state.lang].search(clause) is not None, start, end)
+        if _names_someone(state, rules, start, end, _value_region(state, span, start)):
+            continue  # the value names no one else: "I'm under Colin Byrne now", "the owner of an Audi A4"
+        phrase = _syntax_phrase(state, markers, anchor, span, start, end)
+        # an end word may hold its own negation (不干了, no longer): it ends the value, it denies nothing
+        negated = phrase.kind not in ENDING_KINDS and _holds(clause, markers["negation"], state.lang)
+        kind, polarity = _kind_and_polarity(state, markers, phrase, negated, _NEW[state.lang].search(clause) is not None,
+                                            start, end)
         if kind is None:
             continue
         fact = slot_fact(state, speaker_holder(state, start, 0), anchor.spec, anchor.spec.label(state.lang), *span,
@@ -267,7 +270,8 @@ def _anchored_spans(state, rules: Rules, start: int, end: int) -> list:
     ranked = []
     for order, anchor in enumerate(rules.anchors[state.lang]):
         in_clause = _cued(state.lang, anchor.cues, clause, words)
-        if not (in_clause or anchor.by_syntax and _cued(state.lang, anchor.cues, state.text, sentence_words)):
+        sentence_cue = anchor.by_syntax or anchor.value is not None  # a name, or a phone number's own shape
+        if not (in_clause or sentence_cue and _cued(state.lang, anchor.cues, state.text, sentence_words)):
             continue
         span = _anchored_value(state, rules, anchor, start, end)
         if span is None:
@@ -306,13 +310,19 @@ def _value_region(state, span: tuple, start: int) -> tuple:
     return (origin, span[1]) if origin >= 0 else span
 
 
-def _subject_dropped_change(state, markers, clause: str) -> bool:
-    """A Chinese clause that tells a change or an end with nothing but time, lead and between words (or a 把/从
-    phrase) before its change word is the speaker's, as a phrase's is ("半个月前换到柳州生活了", "上个周末把号码
-    换成了…"); "公司搬到了上海" is the company's, and a clause that names no change could be anyone's state."""
+def _subject_dropped_change(state, markers, start: int, end: int) -> bool:
+    """A clause with no subject that tells a change or an end is the speaker's, as a phrase's is: in English one
+    that opens with a change or end word ("Switched from X over to Y…", "Traded in the X for a Y"); in Chinese
+    one with nothing but time, lead and between words (or a 把/从 phrase) before its change word ("半个月前换到
+    柳州生活了", "上个周末把号码换成了…"; "公司搬到了上海" is the company's). One that names no change could be
+    anyone's state."""
+    changes = markers["change_words"] + markers["end_words"]
     if state.lang != "zh":
-        return False
-    positions = [clause.find(word) for word in markers["change_words"] + markers["end_words"] if word in clause]
+        tokens = [(word.lower(), 0, 0) for word in _EN_TOKEN.findall(_without_times(state, start, end))]
+        words = [word for word, _, _ in tokens[_skip_words(tokens, 0, markers["lead_words"]):]]
+        return any(words[:len(word.split())] == word.split() for word in changes)
+    clause = state.text[start:end]
+    positions = [clause.find(word) for word in changes if word in clause]
     if not positions:
         return False
     before = clause[:min(positions)]
@@ -323,19 +333,18 @@ def _subject_dropped_change(state, markers, clause: str) -> bool:
 
 
 def _syntax_phrase(state, markers, anchor: Anchor, span: tuple, start: int, end: int) -> Phrase:
-    """The phrase an anchored statement is read as: a state, or for a name found by syntax a change when the
-    clause holds a change word, else an end when it holds an end word, else a change when it has dated time
-    words of its own ("I came on board at Vantage Solar four days ago", "we gave up our flat in Omaha")."""
+    """The phrase an anchored statement is read as: a change when the clause holds a change word, else an end
+    when it holds an end word, else for a name found by syntax a change when it has dated time words of its own
+    ("I came on board at Vantage Solar four days ago", "we gave up our flat in Omaha"), else a state."""
     multi, kind = anchor.spec.multi_valued, "set"
-    if anchor.by_syntax:
-        clause = state.text[start:end]
-        own = statement_time(state, start, end, *span)
-        if _holds(clause, markers["change_words"], state.lang):
-            kind = "add" if multi else "change"
-        elif _holds(clause, markers["end_words"], state.lang):
-            kind = "stop" if multi else "end"
-        elif own is not None and state.times[own].value:
-            kind = "add" if multi else "change"
+    clause = state.text[start:end]
+    own = statement_time(state, start, end, *span)
+    if _holds(clause, markers["change_words"], state.lang):
+        kind = "add" if multi else "change"
+    elif _holds(clause, markers["end_words"], state.lang):
+        kind = "stop" if multi else "end"
+    elif anchor.by_syntax and own is not None and state.times[own].value:
+        kind = "add" if multi else "change"
     return Phrase(anchor.spec, kind, "(?!)", 0, None, False, None)
 
 
@@ -365,7 +374,7 @@ def _anchored_value(state, rules: Rules, anchor: Anchor, start: int, end: int) -
         return None if match is None else (match.start(), match.end())
     if (anchor.spec.name, state.lang) not in rules.values:
         return None
-    return _listed_span(state, rules, anchor.spec, start, end)
+    return _listed_span(state, rules, anchor.spec, start, end, last=True)
 
 
 # A capitalised name: words with a capital (or digits after the first), joined by "of", "and", "&"
@@ -377,14 +386,19 @@ _EN_NOT_NAMES = frozenset("i i'm i've i'd i'll".split())
 
 def _en_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
     """The clause's capitalised names that may be the anchored slot's value, best first: the last after a
-    preposition, then one just before a cue word ("Anchorage residents"), then the clause's only name beside a copula
-    when the clause holds a cue word."""
+    preposition, then one just before a cue word ("Anchorage residents"), then, for a person, one joined to the
+    speaker ("Kai and I"), then the clause's only name beside a copula when the clause holds a cue word."""
     clause = state.text[start:end]
     lead = len(clause) - len(clause.lstrip())
     names = []
     for match in _EN_NAME.finditer(clause):
         first = start + match.start()
         text = match.group().removesuffix("'s").removesuffix("’s")
+        # "Me and Elliot", "Kai and I": the speaker joined to a name is no part of it
+        speaker_first = re.match(r"(?:me|i)\s+and\s+", text, re.IGNORECASE)
+        if speaker_first:
+            first, text = first + speaker_first.end(), text[speaker_first.end():]
+        text = re.sub(r"\s+and\s+(?:I|Me)$", "", text)
         last = first + len(text)
         if text.lower() in _EN_NOT_NAMES or text == state.speaker or any(
                 time.start < last and first < time.end for time in state.times):
@@ -399,14 +413,23 @@ def _en_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
             before.pop()
         if before and before[-1] in _EN_NAME_PREPOSITIONS:
             after_preposition.append((first, last))
-    before_cue = [(first, last) for first, last in names
-                  if _EN_TOKEN.findall(state.text[last:end].lower())[:1] in ([cue] for cue in anchor.cues)]
+    before_cue = [(first, last) for first, last in names if _starts_with_cue(state.text[last:end], anchor.cues)]
+    # a name joined to the speaker ("Kai and I decided…", "me and Jude got together"): a person's slot
+    with_speaker = [(first, last) for first, last in names if anchor.spec.value_kind == "person" and (
+        re.match(r"\s+and\s+(?:i|me)\b", state.text[last:end], re.IGNORECASE)
+        or re.search(r"\b(?:me|i)\s+and\s+$", state.text[start:first], re.IGNORECASE))]
     # the clause's only name, a copula's other side, in a clause with a cue: "Home for me is Leeds"
     alone = [(first, last) for first, last in names if len(names) == 1
              and (_EN_TOKEN.findall(state.text[start:first].lower())[-1:] in (["is"], ["'s"], ["are"])
                   or _EN_TOKEN.findall(state.text[last:end].lower())[:1] in (["is"], ["are"]))
              and _cued("en", anchor.cues, clause, _words(clause, "en"))]
-    return after_preposition + before_cue + alone
+    return after_preposition + before_cue + with_speaker + alone
+
+
+def _starts_with_cue(text: str, cues: tuple) -> bool:
+    """The words right after a name are one of the cues ("Anchorage residents", "Elliot asked me out")."""
+    words = " ".join(_EN_TOKEN.findall(text.lower())[:4]) + " "
+    return any(words.startswith(cue + " ") for cue in cues)
 
 
 _ZH_NAME_LEAD = re.compile("家在|到|在|去|进|归|跟|和|是|落脚|定居|入职|加入")
@@ -732,15 +755,22 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
     return start, end
 
 
-def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int) -> tuple[int, int] | None:
+def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int, last: bool = False) \
+        -> tuple[int, int] | None:
+    """The listed value in `start`…`end` (Chinese: the longest; English: the first, or the `last` one: "traded
+    in the Peugeot 208 for a Citroen C3" names the new one last), with the capitalised words after it."""
     value = state.text[start:end]
     if state.lang == "zh":
         listed = rules.values[(spec.name, "zh")]
         word = max((word for word in listed if word in value), key=len, default=None)
-        return None if word is None else (start + value.index(word), start + value.index(word) + len(word))
-    found = _compiled(rules.values_pattern[spec.name], re.IGNORECASE).search(value)
-    if found is None:
+        if word is None:
+            return None
+        position = value.rindex(word) if last else value.index(word)
+        return start + position, start + position + len(word)
+    matches = list(_compiled(rules.values_pattern[spec.name], re.IGNORECASE).finditer(value))
+    if not matches:
         return None
+    found = matches[-1] if last else matches[0]
     after = _EN_CAPITALISED.match(value, found.end())
     return start + found.start(), start + after.end()
 
