@@ -2,7 +2,8 @@
 weekend" (change), "I quit my job at Acme" (end), "we adopted a puppy" (add), "I gave up tennis" (stop), in
 English and Chinese, from the phrases of memctl/data/changes.yaml (its schema in the file's header).
 
-Clauses end at ，,；;：:。!?; a clause a generic frame of memctl/r2g/slots.py read is not read again. In the
+Clauses end at ，,；;：:。!?; a clause a generic frame of memctl/r2g/slots.py read for a lexicon slot is not read
+again (a frame's free slot, "我现在是…" read as a slot 现在, yields to a statement of its clause). In the
 others the phrases are looked for, slot by slot in the file's order; a phrase states something when what stands
 before it in the clause is a holder followed by nothing but `between` words, negations and time expressions:
 
@@ -110,15 +111,22 @@ class Rules:
 
 
 def find_statements(state) -> list[SlotFact]:
-    """The statement facts of the sentence slots.py's `state` holds, in the clauses its frames did not read."""
+    """The statement facts of the sentence slots.py's `state` holds, in the clauses no frame read for a slot of
+    the lexicon; a frame's free slot (a name no lexicon knows: "我现在是…" read as a slot 现在) yields to a
+    statement of its clause and is dropped."""
     rules = change_rules()
     found: list[SlotFact] = []
     anchored: list[SlotFact] = []
     for start, end in _clauses(state):
-        if not any(fact.start < end and start < fact.end for fact in state.found):
-            stated = _clause_statements(state, rules, start, end)
-            found.extend(stated)
-            anchored.extend(_anchored_statements(state, rules, start, end, stated))
+        framed = [fact for fact in state.found if fact.start < end and start < fact.end]
+        if any(fact.lexicon for fact in framed):
+            continue
+        stated = _clause_statements(state, rules, start, end)
+        read = _anchored_statements(state, rules, start, end, stated)
+        if framed and (stated or read):  # "我现在是峰岭大学的学生了" is no slot named 现在
+            state.found[:] = [fact for fact in state.found if fact not in framed]
+        found.extend(stated)
+        anchored.extend(read)
     for fact in anchored:
         if not _said_already(fact, found + state.found):
             found.append(fact)

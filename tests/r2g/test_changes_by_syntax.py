@@ -45,3 +45,17 @@ def test_no_name_is_stated_without_the_speaker_or_with_a_plan(text, slot):
 def test_a_value_another_clause_states_is_not_stated_twice():
     facts = _facts("公司把我调到了武汉分部，我现在住武汉。")
     assert [fact for fact in facts if fact[1] == "residence"] == [("Jon", "residence", "武汉", "change")]
+
+
+def test_a_frames_free_slot_yields_to_a_statement_of_its_clause():
+    facts = _facts("我现在是峰岭大学的学生了，上礼拜开的课。")
+    assert ("Jon", "school", "峰岭大学", "change") in facts
+    assert not [fact for fact in facts if fact[1] == "现在"]
+
+
+@pytest.mark.parametrize("text, holder", [
+    ("我二舅现在开长安CS75。", "Jon的二舅"),
+    ("My stepdad moved to Lisbon last month.", "Jon's stepdad"),
+])
+def test_a_relative_named_by_a_kin_word_holds_the_fact(text, holder):
+    assert {fact[0] for fact in _facts(text)} == {holder}
