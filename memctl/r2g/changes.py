@@ -277,7 +277,10 @@ def _anchored_spans(state, rules: Rules, start: int, end: int) -> list:
     words, sentence_words = _words(clause, state.lang), _words(state.text, state.lang)
     ranked = []
     for order, anchor in enumerate(rules.anchors[state.lang]):
-        in_clause = _cued(state.lang, anchor.cues, clause, words)
+        # a listed value's slot is also cued by a change word: "上礼拜我下定决心改成蛋奶素了"
+        in_clause = _cued(state.lang, anchor.cues, clause, words) or (
+            not anchor.by_syntax and anchor.value is None and _holds(clause, markers_of(rules, state)["change_words"],
+                                                                     state.lang))
         sentence_cue = anchor.by_syntax or anchor.value is not None  # a name, or a phone number's own shape
         if not (in_clause or sentence_cue and _cued(state.lang, anchor.cues, state.text, sentence_words)):
             continue
@@ -288,6 +291,10 @@ def _anchored_spans(state, rules: Rules, start: int, end: int) -> list:
             state.lang, anchor.cues, *_just_before(state, start, span[0])) + in_clause
         ranked.append((-strength, order, anchor, span))
     return [(anchor, span) for _, _, anchor, span in sorted(ranked, key=lambda item: item[:2])]
+
+
+def markers_of(rules: Rules, state) -> dict:
+    return rules.markers[state.lang]
 
 
 def _cued(lang: str, cues: tuple, text: str, words) -> bool:
@@ -770,11 +777,14 @@ def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int, last
     value = state.text[start:end]
     if state.lang == "zh":
         listed = rules.values[(spec.name, "zh")]
-        word = max((word for word in listed if word in value), key=len, default=None)
-        if word is None:
+        words = [word for word in listed if word in value]
+        if not words:
             return None
-        position = value.rindex(word) if last else value.index(word)
-        return start + position, start + position + len(word)
+        if last:  # the word that ends last, the longest of those (从侍酒师转成了社工: 社工)
+            word = max(words, key=lambda word: (value.rindex(word) + len(word), len(word)))
+            return start + value.rindex(word), start + value.rindex(word) + len(word)
+        word = max(words, key=len)
+        return start + value.index(word), start + value.index(word) + len(word)
     matches = list(_compiled(rules.values_pattern[spec.name], re.IGNORECASE).finditer(value))
     if not matches:
         return None
