@@ -314,9 +314,11 @@ def _just_before(state, start: int, position: int) -> tuple:
 
 _FIRST_PERSON = {"en": re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us)\b", re.IGNORECASE),
                  "zh": re.compile("我")}
-# someone else's ("my sister's Spanish class", 他的车): the clause is not the speaker's alone
-_THIRD_PERSON = {"en": re.compile(r"\b(?:he|she|they|his|her|their|him|them|you|your)\b|'s\b", re.IGNORECASE),
-                 "zh": re.compile("[他她你]")}
+# someone else's ("my sister's Spanish class", 他的车, "someone still rings my old number", 有人打…): the clause
+# is not the speaker's alone
+_THIRD_PERSON = {"en": re.compile(r"\b(?:he|she|they|his|her|their|him|them|you|your|someone|somebody|people)\b|'s\b",
+                                  re.IGNORECASE),
+                 "zh": re.compile("[他她你]|有人|别人|人家")}
 
 
 def _value_region(state, span: tuple, start: int) -> tuple:
