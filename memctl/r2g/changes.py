@@ -258,13 +258,29 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
                                             start, end)
         if kind is None:
             continue
-        fact = slot_fact(state, speaker_holder(state, start, 0), anchor.spec, anchor.spec.label(state.lang), *span,
-                         start, end, polarity, kind=kind)
+        holder = speaker_holder(state, start, 0)
+        fact = slot_fact(state, holder, anchor.spec, anchor.spec.label(state.lang), *span, start, end, polarity,
+                         kind=kind) or _cued_person(state, holder, anchor, span, start, end, polarity, kind)
         if fact is not None:
             fact.statement = True
             taken.add(anchor.spec.name)
             found.append(fact)
     return found
+
+
+_EN_PERSON_NAME = re.compile(r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+){0,2}")
+
+
+def _cued_person(state, holder, anchor: Anchor, span: tuple, start: int, end: int, polarity: str, kind: str):
+    """A person's name found by syntax beside a cue of a person slot ("I answer to Henrik Dahl at work") is a
+    person even when the analyser typed it otherwise (a place): the fact, else None."""
+    value = state.text[span[0]:span[1]]
+    if not anchor.by_syntax or anchor.spec.value_kind != "person" or state.lang != "en" or \
+            not _EN_PERSON_NAME.fullmatch(value):
+        return None
+    return SlotFact(holder, anchor.spec.name, anchor.spec.label("en"), True, value, *span, polarity, start, end, 0.8,
+                    value_mention=Mention(value, *span, "Person", confidence=0.7),
+                    time=statement_time(state, start, end, *span), kind=kind, statement=True)
 
 
 def _anchored_spans(state, rules: Rules, start: int, end: int) -> list:
@@ -775,7 +791,8 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
 def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int, last: bool = False) \
         -> tuple[int, int] | None:
     """The listed value in `start`…`end` (Chinese: the longest; English: the first, or the `last` one: "traded
-    in the Peugeot 208 for a Citroen C3" names the new one last), with the capitalised words after it."""
+    in the Peugeot 208 for a Citroen C3" names the new one last), with the capitalised words after it ("Renault
+    Clio" is one value, though clio is listed too)."""
     value = state.text[start:end]
     if state.lang == "zh":
         listed = rules.values[(spec.name, "zh")]
@@ -787,12 +804,14 @@ def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int, last
             return start + value.rindex(word), start + value.rindex(word) + len(word)
         word = max(words, key=len)
         return start + value.index(word), start + value.index(word) + len(word)
-    matches = list(_compiled(rules.values_pattern[spec.name], re.IGNORECASE).finditer(value))
-    if not matches:
+    spans: list = []  # each listed word with the capitalised words after it, none inside an earlier one
+    for found in _compiled(rules.values_pattern[spec.name], re.IGNORECASE).finditer(value):
+        if not spans or found.start() >= spans[-1][1]:
+            spans.append((found.start(), _EN_CAPITALISED.match(value, found.end()).end()))
+    if not spans:
         return None
-    found = matches[-1] if last else matches[0]
-    after = _EN_CAPITALISED.match(value, found.end())
-    return start + found.start(), start + after.end()
+    first, after = spans[-1] if last else spans[0]
+    return start + first, start + after
 
 
 _EN_CAPITALISED = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*))*")

@@ -27,6 +27,9 @@ def _facts(text: str, speaker: str = "Jon") -> list[tuple]:
     ("从上个月起我就在青禾传媒干了。", ("Jon", "employer", "青禾传媒", "change")),
     ("半个月前换到洛阳生活了。", ("Jon", "residence", "洛阳", "change")),  # no subject: the speaker's change
     ("我现在跟小雨在一起了。", ("Jon", "partner", "小雨", "change")),
+    ("I answer to Henrik Dahl at work.", ("Jon", "manager", "Henrik Dahl", "set")),  # the analyser says a place
+    ("Traded in the Fiat Panda for a Skoda Octavia last week.", ("Jon", "vehicle", "Skoda Octavia", "change")),
+    ("The Renault Clio is my daily driver.", ("Jon", "vehicle", "Renault Clio", "set")),  # not "Clio" alone
 ])
 def test_a_name_beside_a_cue_of_its_domain_is_stated(text, expected):
     assert expected in _facts(text)
