@@ -31,12 +31,16 @@ Anchored statements: a slot with `anchors` is also stated by a first-person clau
 values (or matches its value pattern: a phone number) beside one of its cue words, whatever the verb ("my Korean
 vocabulary", "every evening on the Spanish app", "save 555-0177 as my number"), unless a phrase stated the slot
 in that clause, the clause names someone else (a person, "my classmate", he, your, 他) or holds a plan word.
-A slot whose anchors say `span: name` finds its value by its syntax instead of a list: in English a
-capitalised name (the last one after to, at, in, for, with, under, by or as; else one just before a cue word:
-"Anchorage residents"; else the clause's only one), in Chinese the words after 到, 在, 去, 进, 归, 跟, 和, 是
-up to a cue word, 的, 了 or the clause's end ("在云端通信干了", "跟思思好上了"); such a statement is a change
-when the clause also holds a word of `markers.<lang>.change_words` or its own time words ("I'm under Colin
-Byrne now", "came on board at Vantage Solar four days ago"), which tell a new state, not an old one.
+A slot whose anchors say `span: name` finds its value by its syntax instead of a list, its cue anywhere in the
+sentence: in English a capitalised name (the last one after to, at, in, for, with, under, by or as; else one
+just before a cue word: "Anchorage residents"; else, for a person, one joined to the speaker: "Kai and I";
+else the clause's only name beside a copula), in Chinese the words after 到, 在 (before a cue only), 去, 进,
+归, 跟, 和, 是, 家在 up to a cue word, 的, 了 or the clause's end ("在云端通信干了", "跟思思好上了"); between
+slots, the name nearest its cue wins ("I answer to Henrik Dahl at work": a manager). An anchored statement is a
+change when its clause holds a word of `markers.<lang>.change_words`, else an end with an `end_words` word;
+a name found by syntax is also a change with dated time words of its own ("came on board at Vantage Solar four
+days ago"). A clause with no subject that opens with (English) or turns on (Chinese) a change word is the
+speaker's: "Switched from X over to Y", "半个月前换到柳州生活了".
 """
 
 from __future__ import annotations
@@ -295,7 +299,7 @@ def _anchored_spans(state, rules: Rules, start: int, end: int) -> list:
     for order, anchor in enumerate(rules.anchors[state.lang]):
         # a listed value's slot is also cued by a change word: "上礼拜我下定决心改成蛋奶素了"
         in_clause = _cued(state.lang, anchor.cues, clause, words) or (
-            not anchor.by_syntax and anchor.value is None and _holds(clause, markers_of(rules, state)["change_words"],
+            not anchor.by_syntax and anchor.value is None and _holds(clause, rules.markers[state.lang]["change_words"],
                                                                      state.lang))
         sentence_cue = anchor.by_syntax or anchor.value is not None  # a name, or a phone number's own shape
         if not (in_clause or sentence_cue and _cued(state.lang, anchor.cues, state.text, sentence_words)):
@@ -307,10 +311,6 @@ def _anchored_spans(state, rules: Rules, start: int, end: int) -> list:
             state.lang, anchor.cues, *_just_before(state, start, span[0])) + in_clause
         ranked.append((-strength, order, anchor, span))
     return [(anchor, span) for _, _, anchor, span in sorted(ranked, key=lambda item: item[:2])]
-
-
-def markers_of(rules: Rules, state) -> dict:
-    return rules.markers[state.lang]
 
 
 def _cued(lang: str, cues: tuple, text: str, words) -> bool:
