@@ -144,6 +144,7 @@ _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日"
 _ZH_DAY_WORDS = {
     "大前天": -3, "前天": -2, "昨天": -1, "昨日": -1, "昨晚": -1, "昨夜": -1, "今天": 0, "今日": 0, "今晚": 0,
     "今早": 0, "今儿": 0, "当天": 0, "明天": 1, "明日": 1, "明早": 1, "明晚": 1, "后天": 2, "大后天": 3,
+    "昨儿": -1, "前儿": -2, "明儿": 1,  # the colloquial 儿 forms (昨儿晚上, 前儿个)
 }
 _ZH_WEEK_WORDS = {"上上": -2, "上": -1, "这": 0, "这个": 0, "本": 0, "下": 1, "下下": 2}
 _ZH_YEAR_WORDS = {"前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}
@@ -179,7 +180,7 @@ def _zh_rules():
         (rf"{week_prefix}(?:个)?(?:周末)", _zh_weekend),
         (r"(?<!上|下|这|本)周末", _zh_weekend),
         (rf"{week_prefix}(?:个)?(?:周|星期|礼拜)", _zh_week),
-        (r"(大前天|前天|昨天|昨日|昨晚|昨夜|今天|今日|今晚|今早|今儿|当天|明天|明日|明早|明晚|大后天|后天)"
+        (r"(大前天|前天|昨天|昨日|昨晚|昨夜|今天|今日|今晚|今早|今儿|昨儿|前儿|明儿|当天|明天|明日|明早|明晚|大后天|后天)"
          rf"(?:{_ZH_CLOCK}|{_DAYPART})?", _zh_day_word),
         (_ZH_VAGUE, _vague),
     ]
@@ -376,7 +377,7 @@ _EN_VAGUE = (
 
 
 # "at the start of the month", "in early March": a part of a month is still the month
-_EN_PART_OF_MONTH = r"(?:(?:at|by|around|towards?) the (?:start|beginning|end|middle) of |(?:early|late|mid|earlier|later)[ -])"
+_EN_PART_OF_MONTH = r"(?:(?:at|by|around|towards?|in) the (?:start|beginning|end|middle) of |(?:early|late|mid|earlier|later)[ -])"
 
 
 def _en_rules():
@@ -397,12 +398,13 @@ def _en_rules():
         (rf"{_EN_PART_OF_MONTH}(the|this|last) month", _en_relative_month),
         (rf"{_EN_PART_OF_MONTH}({_MONTH_RE})(?!\s+\d)", _en_month_part),
         (r"(last|this|next) month", _en_relative_month),
+        (r"the week ?end before last", _en_weekend_before_last),
         (r"(last|this|next|the) (?:week ?end)", _en_weekend),
         (r"(?:earlier |later )?(last|this|next) week", _en_relative_week),
         (r"the week before last|a fortnight ago|(?:the )?other week", _en_two_weeks_ago),
         (r"this past (week ?end)", _en_last_weekend),
         (rf"(last|this|next|on|by|this past|this coming|until|till) ({_WEEKDAY_RE})(?!s)\b", _en_weekday),
-        (rf"({_EN_NUM}) (days?|weeks?|months?|years?) (ago|later|from now|before|back)", _en_offset),
+        (rf"({_EN_NUM}) (days?|weeks?|months?|years?)(?: or so)? (ago|later|from now|before|back)", _en_offset),
         (rf"in ({_EN_NUM}) (days?|weeks?|months?|years?)\b", _en_in_offset),
         (r"(the day before yesterday|the day after tomorrow|yesterday|today|tonight|tomorrow|"
          r"this (?:morning|afternoon|evening)|last night)" + _EN_CLOCK, _en_day_word),
@@ -468,6 +470,12 @@ def _en_two_weeks_ago(match, ref, tense):
     if ref is None or "other" in match[0].lower():
         return None, "unspecified"
     return _iso_week(ref - timedelta(weeks=2)), "week"
+
+
+def _en_weekend_before_last(match, ref, tense):
+    if ref is None:
+        return None, "unspecified"
+    return _iso_week(_weekday_in_week(ref, 5, -1 if ref.weekday() >= 5 else -2)), "week"
 
 
 def _en_last_weekend(match, ref, tense):

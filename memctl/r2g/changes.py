@@ -2,7 +2,8 @@
 weekend" (change), "I quit my job at Acme" (end), "we adopted a puppy" (add), "I gave up tennis" (stop), in
 English and Chinese, from the phrases of memctl/data/changes.yaml (its schema in the file's header).
 
-Clauses end at ，,；;：:。!?; a clause a generic frame of memctl/r2g/slots.py read is not read again. In the
+Clauses end at ，,；;：:。!?; a clause a generic frame of memctl/r2g/slots.py read for a lexicon slot is not read
+again (a frame's free slot, "我现在是…" read as a slot 现在, yields to a statement of its clause). In the
 others the phrases are looked for, slot by slot in the file's order; a phrase states something when what stands
 before it in the clause is a holder followed by nothing but `between` words, negations and time expressions:
 
@@ -30,6 +31,16 @@ Anchored statements: a slot with `anchors` is also stated by a first-person clau
 values (or matches its value pattern: a phone number) beside one of its cue words, whatever the verb ("my Korean
 vocabulary", "every evening on the Spanish app", "save 555-0177 as my number"), unless a phrase stated the slot
 in that clause, the clause names someone else (a person, "my classmate", he, your, 他) or holds a plan word.
+A slot whose anchors say `span: name` finds its value by its syntax instead of a list, its cue anywhere in the
+sentence: in English a capitalised name (the last one after to, at, in, for, with, under, by or as; else one
+just before a cue word: "Anchorage residents"; else, for a person, one joined to the speaker: "Kai and I";
+else the clause's only name beside a copula), in Chinese the words after 到, 在 (before a cue only), 去, 进,
+归, 跟, 和, 是, 家在 up to a cue word, 的, 了 or the clause's end ("在云端通信干了", "跟思思好上了"); between
+slots, the name nearest its cue wins ("I answer to Henrik Dahl at work": a manager). An anchored statement is a
+change when its clause holds a word of `markers.<lang>.change_words`, else an end with an `end_words` word;
+a name found by syntax is also a change with dated time words of its own ("came on board at Vantage Solar four
+days ago"). A clause with no subject that opens with (English) or turns on (Chinese) a change word is the
+speaker's: "Switched from X over to Y", "半个月前换到柳州生活了".
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ from memctl.r2g.slots import (
     STATED,
     SlotFact,
     english_function_words,
+    mention_at,
     relative_holder,
     slot_fact,
     speaker_holder,
@@ -54,11 +66,12 @@ from memctl.r2g.slots import (
 from memctl.r2g.structures import Mention
 
 PHRASE_KINDS = ("set", "change", "end", "add", "stop")
+ENDING_KINDS = ("end", "stop")
 VALUE = "…"
 MAX_ZH_VALUE_CHARS = 12
 LANGUAGES = ("en", "zh")
 MARKER_KEYS = ("lead", "holders_self", "people", "between", "negation", "no_longer", "now", "not_a_change",
-               "not_in_clause", "value_ends", "plan")
+               "not_in_clause", "value_ends", "plan", "change_words", "end_words")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +99,7 @@ class Anchor:
     spec: SlotSpec
     cues: tuple  # words (English: whole words, lower case; Chinese: substrings) one of which the clause holds
     value: re.Pattern | None  # what a value looks like, when the slot lists no values
+    by_syntax: bool = False  # `span: name`: the value is a name found by the clause's syntax
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +115,35 @@ class Rules:
 
 
 def find_statements(state) -> list[SlotFact]:
-    """The statement facts of the sentence slots.py's `state` holds, in the clauses its frames did not read."""
+    """The statement facts of the sentence slots.py's `state` holds, in the clauses no frame read for a slot of
+    the lexicon; a frame's free slot (a name no lexicon knows: "我现在是…" read as a slot 现在) yields to a
+    statement of its clause and is dropped."""
     rules = change_rules()
     found: list[SlotFact] = []
+    anchored: list[SlotFact] = []
     for start, end in _clauses(state):
-        if not any(fact.start < end and start < fact.end for fact in state.found):
-            stated = _clause_statements(state, rules, start, end)
-            found.extend(stated + _anchored_statements(state, rules, start, end, stated))
+        framed = [fact for fact in state.found if fact.start < end and start < fact.end]
+        if any(fact.lexicon for fact in framed):
+            continue
+        stated = _clause_statements(state, rules, start, end)
+        read = _anchored_statements(state, rules, start, end, stated)
+        if framed and (stated or read):  # "我现在是峰岭大学的学生了" is no slot named 现在
+            state.found[:] = [fact for fact in state.found if fact not in framed]
+        found.extend(stated)
+        anchored.extend(read)
+    for fact in anchored:
+        if not _said_already(fact, found + state.found):
+            found.append(fact)
     return found
+
+
+def _said_already(fact: SlotFact, facts: list) -> bool:
+    """Another clause of the sentence states the same (or a value holding it): "my company moved me to Toronto,
+    so I live in Toronto", "公司把我调到了武汉分部，我现在住武汉"."""
+    value = fact.value.casefold()
+    return any(other.slot == fact.slot and other.value and (other.value.casefold() in value
+                                                            or value in other.value.casefold())
+               for other in facts)
 
 
 _EN_WORDS = re.compile(r"['’]?[a-z0-9]+")  # "we've" → we, 've: a phrase may start with 've
@@ -208,45 +243,149 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
     verb: one fact per slot, none in a clause a phrase read for that slot, none in a plan, wish or question."""
     clause = state.text[start:end]
     markers = rules.markers[state.lang]
-    if not _FIRST_PERSON[state.lang].search(clause) or _THIRD_PERSON[state.lang].search(clause) or _holds(
-            clause, markers["not_in_clause"] + markers["plan"], state.lang) or _names_someone(state, rules, start, end):
+    if not (_FIRST_PERSON[state.lang].search(clause) or _subject_dropped_change(state, markers, start, end)) or \
+            _THIRD_PERSON[state.lang].search(clause) or _holds(clause, markers["not_in_clause"] + markers["plan"],
+                                                              state.lang):
         return []
     found = []
     taken = {fact.slot for fact in stated}
-    words = _words(clause, state.lang)
-    for anchor in rules.anchors[state.lang]:
-        if anchor.spec.name in taken or not any(
-                (cue in clause) if state.lang == "zh" else (cue in words or " " in cue and cue in clause.lower())
-                for cue in anchor.cues):
+    for anchor, span in _anchored_spans(state, rules, start, end):
+        if anchor.spec.name in taken or any(fact.value_start < span[1] and span[0] < fact.value_end
+                                            for fact in found + stated):
             continue
-        span = _anchored_value(state, rules, anchor, start, end)
-        if span is None or any(fact.value_start < span[1] and span[0] < fact.value_end for fact in found + stated):
-            continue
-        negated = _holds(clause, markers["negation"], state.lang)
-        fresh = _NEW[state.lang].search(clause) is not None
-        kind, polarity = _kind_and_polarity(state, markers, Phrase(anchor.spec, "set", "(?!)", 0, None, False, None),
-                                            negated, fresh, start, end)
+        if _names_someone(state, rules, start, end, _value_region(state, span, start)):
+            continue  # the value names no one else: "I'm under Colin Byrne now", "the owner of an Audi A4"
+        phrase = _syntax_phrase(state, markers, anchor, span, start, end)
+        # an end word may hold its own negation (不干了, no longer): it ends the value, it denies nothing
+        negated = phrase.kind not in ENDING_KINDS and _holds(clause, markers["negation"], state.lang)
+        kind, polarity = _kind_and_polarity(state, markers, phrase, negated, _NEW[state.lang].search(clause) is not None,
+                                            start, end)
         if kind is None:
             continue
-        fact = slot_fact(state, speaker_holder(state, start, 0), anchor.spec, anchor.spec.label(state.lang), *span,
-                         start, end, polarity, kind=kind)
+        holder = speaker_holder(state, start, 0)
+        fact = slot_fact(state, holder, anchor.spec, anchor.spec.label(state.lang), *span, start, end, polarity,
+                         kind=kind) or _cued_person(state, holder, anchor, span, start, end, polarity, kind)
         if fact is not None:
             fact.statement = True
+            taken.add(anchor.spec.name)
             found.append(fact)
     return found
 
 
+_EN_PERSON_NAME = re.compile(r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+){0,2}")
+
+
+def _cued_person(state, holder, anchor: Anchor, span: tuple, start: int, end: int, polarity: str, kind: str):
+    """A person's name found by syntax beside a cue of a person slot ("I answer to Henrik Dahl at work") is a
+    person even when the analyser typed it otherwise (a place): the fact, else None."""
+    value = state.text[span[0]:span[1]]
+    if not anchor.by_syntax or anchor.spec.value_kind != "person" or state.lang != "en" or \
+            not _EN_PERSON_NAME.fullmatch(value):
+        return None
+    return SlotFact(holder, anchor.spec.name, anchor.spec.label("en"), True, value, *span, polarity, start, end, 0.8,
+                    value_mention=Mention(value, *span, "Person", confidence=0.7),
+                    time=statement_time(state, start, end, *span), kind=kind, statement=True)
+
+
+def _anchored_spans(state, rules: Rules, start: int, end: int) -> list:
+    """[(Anchor, value span)] of the clause, in the order they are tried: anchors of listed values and value
+    patterns first, in the file's order; then names found by syntax, the best cued first (a cue word just before
+    the name: "I answer to Henrik Dahl at work" is a manager before it is an employer; then a cue in the clause;
+    then one elsewhere in the sentence: "I've been at Meridian Pharma since the spring, new job"), the file's
+    order between equals."""
+    clause = state.text[start:end]
+    words, sentence_words = _words(clause, state.lang), _words(state.text, state.lang)
+    ranked = []
+    for order, anchor in enumerate(rules.anchors[state.lang]):
+        # a listed value's slot is also cued by a change word: "上礼拜我下定决心改成蛋奶素了"
+        in_clause = _cued(state.lang, anchor.cues, clause, words) or (
+            not anchor.by_syntax and anchor.value is None and _holds(clause, rules.markers[state.lang]["change_words"],
+                                                                     state.lang))
+        sentence_cue = anchor.by_syntax or anchor.value is not None  # a name, or a phone number's own shape
+        if not (in_clause or sentence_cue and _cued(state.lang, anchor.cues, state.text, sentence_words)):
+            continue
+        span = _anchored_value(state, rules, anchor, start, end)
+        if span is None:
+            continue
+        strength = 9 if not anchor.by_syntax else 2 * _cued(
+            state.lang, anchor.cues, *_just_before(state, start, span[0])) + in_clause
+        ranked.append((-strength, order, anchor, span))
+    return [(anchor, span) for _, _, anchor, span in sorted(ranked, key=lambda item: item[:2])]
+
+
+def _cued(lang: str, cues: tuple, text: str, words) -> bool:
+    if lang == "zh":
+        return any(cue in text for cue in cues)
+    return any(cue in words or " " in cue and cue in text.lower() for cue in cues)
+
+
+def _just_before(state, start: int, position: int) -> tuple:
+    """(text, words) of what stands just before a value: three English words, four Chinese characters."""
+    if state.lang == "zh":
+        text = state.text[max(start, position - 4): position]
+        return text, _words(text, "zh")
+    text = " ".join(_EN_TOKEN.findall(state.text[start:position])[-3:])
+    return text, _words(text, "en")
+
+
 _FIRST_PERSON = {"en": re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us)\b", re.IGNORECASE),
                  "zh": re.compile("我")}
-# someone else's ("my sister's Spanish class", 他的车): the clause is not the speaker's alone
-_THIRD_PERSON = {"en": re.compile(r"\b(?:he|she|they|his|her|their|him|them|you|your)\b|'s\b", re.IGNORECASE),
-                 "zh": re.compile("[他她你]")}
+# someone else's ("my sister's Spanish class", 他的车, "someone still rings my old number", 有人打…): the clause
+# is not the speaker's alone
+_THIRD_PERSON = {"en": re.compile(r"\b(?:he|she|they|his|her|their|him|them|you|your|someone|somebody|people)\b|'s\b",
+                                  re.IGNORECASE),
+                 "zh": re.compile("[他她你]|有人|别人|人家")}
 
 
-def _names_someone(state, rules: Rules, start: int, end: int) -> bool:
-    """The clause names a person ("my old classmate Luis drives a Honda Civic now") or a relative (my sister, 我姐)."""
+def _value_region(state, span: tuple, start: int) -> tuple:
+    """The value's span, in Chinese from a 从 before it ("从天盾安保跳到凯旋资本": the old value is a name too)."""
+    origin = state.text.rfind("从", start, span[0]) if state.lang == "zh" else -1
+    return (origin, span[1]) if origin >= 0 else span
+
+
+def _subject_dropped_change(state, markers, start: int, end: int) -> bool:
+    """A clause with no subject that tells a change or an end is the speaker's, as a phrase's is: in English one
+    that opens with a change or end word ("Switched from X over to Y…", "Traded in the X for a Y"); in Chinese
+    one with nothing but time, lead and between words (or a 把/从 phrase) before its change word ("半个月前换到
+    柳州生活了", "上个周末把号码换成了…"; "公司搬到了上海" is the company's). One that names no change could be
+    anyone's state."""
+    changes = markers["change_words"] + markers["end_words"]
+    if state.lang != "zh":
+        tokens = [(word.lower(), 0, 0) for word in _EN_TOKEN.findall(_without_times(state, start, end))]
+        words = [word for word, _, _ in tokens[_skip_words(tokens, 0, markers["lead_words"]):]]
+        return any(words[:len(word.split())] == word.split() for word in changes)
+    clause = state.text[start:end]
+    positions = [clause.find(word) for word in changes if word in clause]
+    if not positions:
+        return False
+    before = clause[:min(positions)]
+    for time in state.times:
+        before = before.replace(time.expression, "")
+    return "把" in before or before.startswith("从") or bool(
+        markers["lead_pattern"].fullmatch(before) or markers["between_pattern"].fullmatch(before))
+
+
+def _syntax_phrase(state, markers, anchor: Anchor, span: tuple, start: int, end: int) -> Phrase:
+    """The phrase an anchored statement is read as: a change when the clause holds a change word, else an end
+    when it holds an end word, else for a name found by syntax a change when it has dated time words of its own
+    ("I came on board at Vantage Solar four days ago", "we gave up our flat in Omaha"), else a state."""
+    multi, kind = anchor.spec.multi_valued, "set"
+    clause = state.text[start:end]
+    own = statement_time(state, start, end, *span)
+    if _holds(clause, markers["change_words"], state.lang):
+        kind = "add" if multi else "change"
+    elif _holds(clause, markers["end_words"], state.lang):
+        kind = "stop" if multi else "end"
+    elif anchor.by_syntax and own is not None and state.times[own].value:
+        kind = "add" if multi else "change"
+    return Phrase(anchor.spec, kind, "(?!)", 0, None, False, None)
+
+
+def _names_someone(state, rules: Rules, start: int, end: int, value: tuple | None = None) -> bool:
+    """The clause names a person ("my old classmate Luis drives a Honda Civic now") or a relative (my sister, 我姐),
+    outside the `value` span when one is given."""
     if any(start <= mention.start < end and mention.entity_type == "Person" and not mention.pronoun
-           for mention in state.mentions):
+           and not (value and value[0] <= mention.start < value[1]) for mention in state.mentions):
         return True
     clause = state.text[start:end]
     if state.lang == "zh":
@@ -260,12 +399,95 @@ def _names_someone(state, rules: Rules, start: int, end: int) -> bool:
 
 
 def _anchored_value(state, rules: Rules, anchor: Anchor, start: int, end: int) -> tuple[int, int] | None:
+    if anchor.by_syntax:
+        candidates = (_zh_name_spans if state.lang == "zh" else _en_name_spans)(state, anchor, start, end)
+        return next((span for span in candidates if _fitting_value(state, rules, anchor.spec, *span) == span), None)
     if anchor.value is not None:
         match = anchor.value.search(state.text, start, end)
         return None if match is None else (match.start(), match.end())
     if (anchor.spec.name, state.lang) not in rules.values:
         return None
-    return _listed_span(state, rules, anchor.spec, start, end)
+    return _listed_span(state, rules, anchor.spec, start, end, last=True)
+
+
+# A capitalised name: words with a capital (or digits after the first), joined by "of", "and", "&"
+_EN_NAME = re.compile(r"(?<![\w'’-])[A-Z][\w'’&.-]*(?:\s+(?:(?:of|and|&|the|de)\s+)?(?:[A-Z][\w'’&.-]*|\d[\w-]*))*")
+_EN_NAME_PREPOSITIONS = frozenset("to at in for with under by as into joined".split())
+_EN_NAME_FILLERS = frozenset("the a an our my new".split())
+_EN_NOT_NAMES = frozenset("i i'm i've i'd i'll".split())
+
+
+def _en_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
+    """The clause's capitalised names that may be the anchored slot's value, best first: the last after a
+    preposition, then one just before a cue word ("Anchorage residents"), then, for a person, one joined to the
+    speaker ("Kai and I"), then the clause's only name beside a copula when the clause holds a cue word."""
+    clause = state.text[start:end]
+    lead = len(clause) - len(clause.lstrip())
+    names = []
+    for match in _EN_NAME.finditer(clause):
+        first = start + match.start()
+        text = match.group().removesuffix("'s").removesuffix("’s")
+        # "Me and Elliot", "Kai and I": the speaker joined to a name is no part of it
+        speaker_first = re.match(r"(?:me|i)\s+and\s+", text, re.IGNORECASE)
+        if speaker_first:
+            first, text = first + speaker_first.end(), text[speaker_first.end():]
+        text = re.sub(r"\s+and\s+(?:I|Me)$", "", text)
+        last = first + len(text)
+        if text.lower() in _EN_NOT_NAMES or text == state.speaker or any(
+                time.start < last and first < time.end for time in state.times):
+            continue
+        if match.start() == lead and " " not in text and mention_at(state, first, last) is None:
+            continue  # a sentence's capitalised first word ("Finally got the keys…")
+        names.append((first, last))
+    after_preposition = []
+    for first, last in reversed(names):
+        before = [word.lower() for word in _EN_TOKEN.findall(state.text[start:first])]
+        while before and before[-1] in _EN_NAME_FILLERS:
+            before.pop()
+        if before and before[-1] in _EN_NAME_PREPOSITIONS:
+            after_preposition.append((first, last))
+    before_cue = [(first, last) for first, last in names if _starts_with_cue(state.text[last:end], anchor.cues)]
+    # a name joined to the speaker ("Kai and I decided…", "me and Jude got together"): a person's slot
+    with_speaker = [(first, last) for first, last in names if anchor.spec.value_kind == "person" and (
+        re.match(r"\s+and\s+(?:i|me)\b", state.text[last:end], re.IGNORECASE)
+        or re.search(r"\b(?:me|i)\s+and\s+$", state.text[start:first], re.IGNORECASE))]
+    # the clause's only name, a copula's other side, in a clause with a cue: "Home for me is Leeds"
+    alone = [(first, last) for first, last in names if len(names) == 1
+             and (_EN_TOKEN.findall(state.text[start:first].lower())[-1:] in (["is"], ["'s"], ["are"])
+                  or _EN_TOKEN.findall(state.text[last:end].lower())[:1] in (["is"], ["are"]))
+             and _cued("en", anchor.cues, clause, _words(clause, "en"))]
+    return after_preposition + before_cue + with_speaker + alone
+
+
+def _starts_with_cue(text: str, cues: tuple) -> bool:
+    """The words right after a name are one of the cues ("Anchorage residents", "Elliot asked me out")."""
+    words = " ".join(_EN_TOKEN.findall(text.lower())[:4]) + " "
+    return any(words.startswith(cue + " ") for cue in cues)
+
+
+_ZH_NAME_LEAD = re.compile("家在|到|在|去|进|归|跟|和|是|落脚|定居|入职|加入")
+_ZH_NAME_STOPS = ("的", "了", "啦", "，", "。", "！", "？", "、", " ")
+
+
+def _zh_name_spans(state, anchor: Anchor, start: int, end: int) -> list:
+    """The words after 到/在/去/进/归/跟/和/是/家在 (and a 了 after it) up to a cue word, 的, 了 or the clause's end
+    (after 在: up to a cue word only), of two characters or more and no time words, the last first."""
+    clause = state.text[start:end]
+    stops = anchor.cues + _ZH_NAME_STOPS
+    found = []
+    for lead in _ZH_NAME_LEAD.finditer(clause):
+        first = lead.end() + 1 if clause.startswith("了", lead.end()) else lead.end()
+        if clause.startswith(anchor.cues, first):
+            continue  # 在工作群里…: the lead's object is the cue's own word, no name
+        last = min((position for stop in stops if (position := clause.find(stop, first)) > first),
+                   default=len(clause))
+        last = min(last, first + MAX_ZH_VALUE_CHARS)
+        if lead.group() == "在" and not clause.startswith(anchor.cues, last):
+            continue  # 在 names where something happens; only 在X上班 / 在X住 names the slot's X
+        if last - first >= 2 and not any(start + first < time.end and time.start < start + last
+                                         for time in state.times):
+            found.append((start + first, start + last))
+    return found[::-1]
 
 
 def _negated_within(state, markers, start: int, end: int) -> bool:
@@ -566,17 +788,30 @@ def _fitting_value(state, rules: Rules, spec: SlotSpec, start: int, end: int) ->
     return start, end
 
 
-def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int) -> tuple[int, int] | None:
+def _listed_span(state, rules: Rules, spec: SlotSpec, start: int, end: int, last: bool = False) \
+        -> tuple[int, int] | None:
+    """The listed value in `start`…`end` (Chinese: the longest; English: the first, or the `last` one: "traded
+    in the Peugeot 208 for a Citroen C3" names the new one last), with the capitalised words after it ("Renault
+    Clio" is one value, though clio is listed too)."""
     value = state.text[start:end]
     if state.lang == "zh":
         listed = rules.values[(spec.name, "zh")]
-        word = max((word for word in listed if word in value), key=len, default=None)
-        return None if word is None else (start + value.index(word), start + value.index(word) + len(word))
-    found = _compiled(rules.values_pattern[spec.name], re.IGNORECASE).search(value)
-    if found is None:
+        words = [word for word in listed if word in value]
+        if not words:
+            return None
+        if last:  # the word that ends last, the longest of those (从侍酒师转成了社工: 社工)
+            word = max(words, key=lambda word: (value.rindex(word) + len(word), len(word)))
+            return start + value.rindex(word), start + value.rindex(word) + len(word)
+        word = max(words, key=len)
+        return start + value.index(word), start + value.index(word) + len(word)
+    spans: list = []  # each listed word with the capitalised words after it, none inside an earlier one
+    for found in _compiled(rules.values_pattern[spec.name], re.IGNORECASE).finditer(value):
+        if not spans or found.start() >= spans[-1][1]:
+            spans.append((found.start(), _EN_CAPITALISED.match(value, found.end()).end()))
+    if not spans:
         return None
-    after = _EN_CAPITALISED.match(value, found.end())
-    return start + found.start(), start + after.end()
+    first, after = spans[-1] if last else spans[0]
+    return start + first, start + after
 
 
 _EN_CAPITALISED = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*))*")
@@ -648,11 +883,14 @@ def change_rules() -> Rules:
 
 def _anchor(spec: SlotSpec, entry, lang: str, where: str) -> Anchor:
     if not isinstance(entry, dict):
-        _refuse(where, "{en: [cue words], zh: [cue words], value: a regular expression (optional)}")
+        _refuse(where, "{en: [cue words], zh: [cue words], value: a regular expression (optional), span: name "
+                       "(optional)}")
+    if entry.get("span") not in (None, "name"):
+        _refuse(f"{where}.span", "name (the value is a name found by the clause's syntax), or no span")
     cues = tuple(cue if lang == "zh" else cue.lower() for cue in _word_list(entry[lang], f"{where}.{lang}"))
     pattern = entry.get("value")
     try:
-        return Anchor(spec, cues, re.compile(pattern) if pattern else None)
+        return Anchor(spec, cues, re.compile(pattern) if pattern else None, entry.get("span") == "name")
     except (re.error, TypeError) as error:
         _refuse(f"{where}.value", f"a regular expression ({error})")
 

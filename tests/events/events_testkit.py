@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-FIRST = ("Alice: I moved to Denver last weekend with my dog Rex.\n"
+# Two slot facts, a residence and an employer (change detection reads "with my dog Rex" as a pet and "as an
+# engineer" as a job title since kugeneral: the sentences say neither, so that the logs below count two)
+FIRST = ("Alice: I moved to Denver last weekend with Rex.\n"
          "Bob: Nice! Do you still work at Acme?\n"
-         "Alice: Yes, I still work at Acme as an engineer.\n")
+         "Alice: Yes, I still work at Acme.\n")
 SECOND = ("Alice: My sister Carol visited Denver yesterday.\n"
           "Bob: Did Carol like Denver?\n")
 

@@ -95,20 +95,22 @@ def test_a_file_with_an_unknown_kind_or_split_is_refused(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("items:\n- {id: x1, lang: en, split: tune, speaker: A, date: '2024-01-01', text: Hi., "
                    "kind: none}\n", encoding="utf-8")
-    with pytest.raises(ChangeFileError, match="split is 'tune', expected one of dev, heldout"):
+    with pytest.raises(ChangeFileError, match="split is 'tune', expected one of dev, dev2, heldout"):
         load(str(bad))
 
 
-def test_the_labelled_set_holds_300_sentences_in_both_languages_a_third_held_out_every_kind_in_both_parts():
+def test_the_labelled_set_holds_300_sentences_in_both_languages_a_third_held_out_every_kind_in_every_part():
     items = load(str(DATA))
     assert len(items) >= 300
     assert len({item["id"] for item in items}) == len(items)
     by_part = Counter((item["lang"], item["split"], item["kind"]) for item in items)
     for language in ("en", "zh"):
         for kind in ("set", "change", "end", "add", "stop", "none"):
-            assert by_part[(language, "dev", kind)] and by_part[(language, "heldout", kind)], (language, kind)
-    held_out = sum(item["split"] == "heldout" for item in items) / len(items)
+            assert all(by_part[(language, split, kind)] for split in ("dev", "dev2", "heldout")), (language, kind)
+    first_written = [item for item in items if item["split"] != "dev2"]  # dev2 came later, beside the two
+    held_out = sum(item["split"] == "heldout" for item in first_written) / len(first_written)
     assert 0.28 <= held_out <= 0.38
+    assert sum(item["split"] == "dev2" for item in items) >= 100
     assert sum(item["source"] != "written" for item in items) >= 40  # real sentences of LoCoMo and MemDaily dev
 
 

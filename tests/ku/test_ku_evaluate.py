@@ -55,3 +55,12 @@ def test_a_missed_first_result_is_told_by_the_role_of_the_turn_it_cites():
     assert first_result(one, qa, [["D3:1", "D2:1"]]) == "value restated or asked"
     assert first_result(one, qa, [["D4:1"]]) == "another timeline"
     assert first_result(one, qa, [["D9:9"]]) == first_result(one, qa, []) == "anything else"
+
+
+def test_splits_keep_the_conversations_of_the_splits_named_and_an_unknown_split_is_refused(capsys):
+    assert main(["--conversations", "2", "--splits", "dev2"]) == 0
+    out = capsys.readouterr().out
+    assert "2 conversations" in out and "| dev2 " in out and "| dev " not in out and "| heldout " not in out
+    with pytest.raises(SystemExit) as refused:
+        main(["--splits", "dev,tune"])
+    assert refused.value.code == 2 and "--splits: unknown tune" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from tools.ku import timewords
 from tools.ku.generate import generate, main
 from tools.ku.phrasebook import entries, fill, phrasebook, values
 
-CONVERSATIONS = 6  # per language: conversations 2 and 5 of each are held out
+CONVERSATIONS = 6  # per language: conversations 2 and 5 of each are held out, and 3 dev2 ones beside them
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_the_same_seed_writes_the_same_bytes_and_another_seed_other_ones(tmp_pat
 
 
 def test_each_conversation_holds_three_timelines_with_questions_of_every_kind(samples):
-    assert len(samples) == 2 * CONVERSATIONS
+    assert len(samples) == 2 * (CONVERSATIONS + CONVERSATIONS // 2)
     for sample in samples:
         timelines = {(qa["person"], qa["slot"]) for qa in sample["qa"]}
         assert len(timelines) == 3
@@ -106,12 +106,37 @@ def test_held_out_conversations_alone_use_reserved_phrasings_and_values(samples)
                                                                                            False))}
     assert reserved_values
     for sample in samples:
+        if sample["split"] == "dev2":
+            continue
         index = int(sample["sample_id"].rsplit("-", 1)[1]) - 1
         assert sample["split"] == ("heldout" if index % 3 == 2 else "dev")
         if sample["split"] == "dev":
             text = json.dumps(sample, ensure_ascii=False)
             assert not [value for value in reserved_values if re.search(rf"\b{re.escape(value)}\b", text)]
-    assert {sample["split"] for sample in samples} == {"dev", "heldout"}
+    assert {sample["split"] for sample in samples} == {"dev", "dev2", "heldout"}
+
+
+def test_dev2_conversations_take_their_values_and_time_words_from_their_own_lists_and_change_no_other(samples):
+    for language in ("en", "zh"):
+        dev2_book, book = phrasebook(language, dev2=True), phrasebook(language)
+        own = {value for spec in dev2_book["slots"].values() for value in values(spec.get("values", []), False)}
+        statuses = {status for chain in dev2_book["slots"]["relationship_status"]["chains"] for status in chain}
+        others = {value for spec in book["slots"].values() for value in values(spec.get("values", []), True)}
+        assert own and not own & others
+        for sample in (one for one in samples if one["lang"] == language):
+            asked = {value for qa in sample["qa"] if qa["kind"] != "when" for value in qa["values"]}
+            if sample["split"] == "dev2":
+                assert sample["sample_id"].startswith(f"ku-{language}-d2-"), sample["sample_id"]
+                assert asked <= own | statuses, sample["sample_id"]
+            else:
+                assert not asked & own, sample["sample_id"]
+    words = [word for word in timewords.WORDS["en"] if word.only == "dev2"]
+    assert words and all(timewords.usable(word, "dev2") and not timewords.usable(word, "dev") for word in words)
+    assert not [word for word in timewords.WORDS["en"] if word.only != "dev2" and timewords.usable(word, "dev2")]
+    without_dev2 = generate(seed=19, conversations=CONVERSATIONS, split="dev") + \
+        generate(seed=19, conversations=CONVERSATIONS, split="heldout")
+    assert {one["sample_id"]: one for one in samples if one["split"] != "dev2"} == \
+        {one["sample_id"]: one for one in without_dev2}
 
 
 def test_entries_keep_reserved_ones_for_held_out_conversations_and_fill_fills_english_forms():

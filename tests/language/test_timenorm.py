@@ -175,6 +175,11 @@ def test_time_intervals():
     ("I moved a fortnight ago", "a fortnight ago", "2023-W17", "week"),
     ("We moved this past weekend", "this past weekend", "2023-W18", "week"),
     ("I started the week before last", "the week before last", "2023-W17", "week"),
+    ("We moved the weekend before last", "the weekend before last", "2023-W17", "week"),
+    ("I moved in the middle of April", "in the middle of April", "2023-04", "month"),
+    ("I joined a month or so ago", "a month or so ago", "2023-04", "month"),
+    ("我昨儿晚上搬家了", "昨儿晚上", "2023-05-09", "day"),
+    ("前儿我辞职了", "前儿", "2023-05-08", "day"),
 ])
 def test_parts_of_periods_and_approximate_offsets(sentence, expression, value, granularity):
     found = find_times(sentence, REF, "zh" if sentence[0] > "~" else "en")

@@ -74,3 +74,11 @@ def dump(home) -> dict:
         documents = {key: (record["type"], record["tokens"])
                      for key, record in store.scan(text_tables(NODES).documents)}
         return {"nodes": nodes, "edges": edges, "documents": documents}
+
+
+def statement_facts(text: str, speaker: str = "Jon", ref_time: str = "2024-04-10") -> list[tuple]:
+    """(subject, slot, value, kind) of every slot fact R2G extracts from one turn."""
+    from memctl.r2g.extract import extract
+
+    result = extract(text, speaker=speaker, ref_time=ref_time)
+    return [(slot.subject, slot.slot, slot.value, slot.kind) for slot in result.slots]

@@ -5,14 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memctl.r2g.extract import extract
-
-REF = "2024-04-10"
-
-
-def _facts(text: str, speaker: str = "Jon") -> list[tuple]:
-    result = extract(text, speaker=speaker, ref_time=REF)
-    return [(slot.subject, slot.slot, slot.value, slot.kind) for slot in result.slots]
+from r2g_testkit import statement_facts as _facts
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -19,3 +19,4 @@ def test_losing_or_dropping_a_value_asks_for_its_end(text):
 def test_getting_a_value_asks_for_its_start():
     query = build("When did Andre get the goldfish?", NOW, ())
     assert parse(query.text, query.language, query.times, NOW).ending is False
+

@@ -1,7 +1,7 @@
 """Knowledge-update recall: memctl against plain BM25 over turns, on the set tools/ku/generate.py writes.
 
     python tools/ku/evaluate.py [FILE] [--seed 19] [--conversations 40] [--limit N] [--as-of]
-                                [--per-question OUT.jsonl] [--write] [--work DIR]
+                                [--splits dev,dev2,heldout] [--per-question OUT.jsonl] [--write] [--work DIR]
 
 Without FILE the set is generated in memory (tools/ku/generate.py with --seed and --conversations). For each
 conversation, as tools/eval_locomo.py does in-process: a fresh store, ingest + r2g, then every question recalled
@@ -10,7 +10,10 @@ conversation, as tools/eval_locomo.py does in-process: a fresh store, ingest + r
 did. The baseline is eval_locomo's "BM25 (engine tokenizer)": one document per turn, this repository's
 tokenizer, plain BM25.
 
-Scores, per question kind (current, past, when), language and split (dev, heldout): hit@1 = the first result
+--splits keeps the conversations of the splits named (tuning runs: dev,dev2, so that no held-out question is
+printed with --per-question).
+
+Scores, per question kind (current, past, when), language and split (dev, dev2, heldout): hit@1 = the first result
 cites an evidence turn (the turn that stated the value asked about, or the change asked about); Recall@5 = the
 share of evidence turns cited in the top 5 (eval_locomo's measure). A second table tells what the first result
 cites when it misses, by the roles the generator gives turns (sample["roles"]): the statement of another value
@@ -47,7 +50,7 @@ MISSES = {"state": "another value's statement", "end": "another value's statemen
           "passing": "former value in passing", "plan": "plan or someone else's", "other": "plan or someone else's"}
 MISS_ORDER = ("evidence", "another value's statement", "value restated or asked", "former value in passing",
               "plan or someone else's", "another timeline", "anything else")
-SPLITS = ("dev", "heldout")
+SPLITS = ("dev", "dev2", "heldout")
 TOP = 20
 BM25 = "BM25 (engine tokenizer)"
 MEMCTL = "memctl recall (in-process)"
@@ -187,6 +190,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=DEFAULT_CONVERSATIONS, help="per language")
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations of each language")
     parser.add_argument("--as-of", action="store_true", help="pass past questions' month to recall as as_of")
+    parser.add_argument("--splits", default=",".join(SPLITS), help="the splits to measure, comma-separated")
     parser.add_argument("--per-question", default=None, help="write each question's top 5 per method (JSONL)")
     parser.add_argument("--write", action="store_true", help=f"write the table to RESULTS.md ({SECTION})")
     parser.add_argument("--work", default=None, help="working directory (default: a temporary one)")
@@ -198,6 +202,10 @@ def main(argv: list | None = None) -> int:
     else:
         samples = generate(options.seed, options.conversations)
         origin = f"generated (seed {options.seed}, {options.conversations} conversations per language)"
+    unknown = set(options.splits.split(",")) - set(SPLITS)
+    if unknown:
+        parser.error(f"--splits: unknown {', '.join(sorted(unknown))}; expected some of {', '.join(SPLITS)}")
+    samples = [sample for sample in samples if sample["split"] in options.splits.split(",")]
     if options.limit:
         samples = [sample for language in LANGUAGES
                    for sample in [one for one in samples if one["lang"] == language][:options.limit]]

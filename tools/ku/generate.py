@@ -1,6 +1,6 @@
 """The knowledge-update set: conversations in the LoCoMo shape in which people's attributes change over months.
 
-    python tools/ku/generate.py OUT.json [--seed 19] [--conversations 40] [--split dev|heldout|all]
+    python tools/ku/generate.py OUT.json [--seed 19] [--conversations 40] [--split dev|heldout|dev2|all]
                                 [--language en|zh|all]
 
 Deterministic: the same seed and options write the same bytes. Each conversation (a LoCoMo sample, what
@@ -26,6 +26,10 @@ restate, ask, passing, plan, other (someone else's value): what tools/ku/evaluat
 
 Split: conversation i (0-based) of each language is held out when i % 3 == 2. A held-out conversation uses the
 held-out phrasings, time words and values (tools/ku/phrasebook.py); a sample's `split` says which part it is in.
+Beside them, half as many "dev2" conversations per language (sample ids ku-en-d2-001, …): a second held-out
+part written later by other hands, with phrasings, time words and values of its own (tools/ku/phrases/
+*.dev2.yaml, timewords' dev2 words); their random choices are seeded apart, so adding them changed no byte of
+the dev and held-out conversations.
 """
 
 from __future__ import annotations
@@ -82,12 +86,13 @@ class Turn:
 class Conversation:
     """One sample being written: its sessions' dates and, per session, the turns planned for it."""
 
-    def __init__(self, language: str, index: int, seed: int):
+    def __init__(self, language: str, index: int, seed: int, dev2: bool = False):
         self.language = language
         self.index = index
-        self.held_out = index % 3 == 2
-        self.random = random.Random(f"{seed}:{language}:{index}")
-        self.book = phrasebook(language)
+        self.split = "dev2" if dev2 else "heldout" if index % 3 == 2 else "dev"
+        self.held_out = self.split == "heldout"
+        self.random = random.Random(f"{seed}:{language}:dev2:{index}" if dev2 else f"{seed}:{language}:{index}")
+        self.book = phrasebook(language, dev2)
         count = self.random.randint(9, 12)
         day = date(2022, 1, 3) + timedelta(days=self.random.randint(0, 540))
         self.days = []
@@ -170,7 +175,7 @@ class Conversation:
                                     self._reaction(timeline)])
             previous.until, previous.closed = self.days[end_session], end_session
             after = self.days[end_session]
-        said = self.random.choice(timewords.choices(self.language, self.held_out, self.days[session], after))
+        said = self.random.choice(timewords.choices(self.language, self.split, self.days[session], after))
         fields = self._fields(timeline, v=value, t=said.point)
         if said.since:
             fields["s"] = said.since
@@ -191,7 +196,7 @@ class Conversation:
             return
         session = self.random.choice(sessions)
         version = timeline.versions[0]
-        said = self.random.choice(timewords.choices(self.language, self.held_out, self.days[session],
+        said = self.random.choice(timewords.choices(self.language, self.split, self.days[session],
                                                     self.days[session - 1]))
         fields = self._fields(timeline, v=version.value, t=said.point)
         if said.since:
@@ -221,7 +226,7 @@ class Conversation:
         self._add(self.random.randrange(len(self.days)), [Turn(timeline.person, text, (number, "plan", plan_value)),
                                                           self._reaction(timeline)])
         session = self.random.randrange(1, len(self.days))
-        said = self.random.choice(timewords.choices(self.language, self.held_out, self.days[session],
+        said = self.random.choice(timewords.choices(self.language, self.split, self.days[session],
                                                     self.days[session - 1]))
         relative = self.random.choice(values(self.book["relatives"], self.held_out))
         fields = self._fields(timeline, x=other_value, t=said.point, who=relative)
@@ -254,8 +259,9 @@ class Conversation:
                 version.dia = self.dias[(number, "state", version.value)]
                 if version.stopped is not None:
                     version.stop_dia = self.dias[(number, "stop", version.value)]
-        split = "heldout" if self.held_out else "dev"
-        return {"sample_id": f"ku-{self.language}-{self.index + 1:03d}", "lang": self.language, "split": split,
+        prefix = "d2-" if self.split == "dev2" else ""
+        return {"sample_id": f"ku-{self.language}-{prefix}{self.index + 1:03d}", "lang": self.language,
+                "split": self.split,
                 "conversation": conversation, "qa": self._questions(), "roles": self.roles}
 
     def _session_turns(self, number: int, groups: list, speakers: tuple) -> list:
@@ -351,8 +357,8 @@ class Conversation:
         return ("、" if self.language == "zh" else ", ").join(answers)
 
 
-def conversation(language: str, index: int, seed: int) -> dict:
-    writer = Conversation(language, index, seed)
+def conversation(language: str, index: int, seed: int, dev2: bool = False) -> dict:
+    writer = Conversation(language, index, seed, dev2)
     names = writer.random.sample(writer.book["names"], 2)
     slots = list(writer.book["slots"])
     first, second = writer.random.sample(slots, 2), writer.random.sample(slots, 1)
@@ -364,7 +370,14 @@ def conversation(language: str, index: int, seed: int) -> dict:
 
 def generate(seed: int = DEFAULT_SEED, conversations: int = DEFAULT_CONVERSATIONS, split: str = "all",
              languages: tuple = LANGUAGES) -> list:
-    samples = [conversation(language, index, seed) for language in languages for index in range(conversations)]
+    """The samples of `split` (dev, heldout, dev2 or all): per language `conversations` dev and held-out ones,
+    then half as many dev2 ones."""
+    samples = []
+    for language in languages:
+        if split != "dev2":
+            samples += [conversation(language, index, seed) for index in range(conversations)]
+        if split in ("all", "dev2"):
+            samples += [conversation(language, index, seed, dev2=True) for index in range(conversations // 2)]
     return [sample for sample in samples if split in ("all", sample["split"])]
 
 
@@ -373,7 +386,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("out", help="the JSON file to write (- for stdout)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--conversations", type=int, default=DEFAULT_CONVERSATIONS, help="per language")
-    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--split", choices=("dev", "heldout", "dev2", "all"), default="all")
     parser.add_argument("--language", choices=LANGUAGES + ("all",), default="all")
     arguments = parser.parse_args(argv)
     languages = LANGUAGES if arguments.language == "all" else (arguments.language,)

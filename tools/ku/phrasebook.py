@@ -23,6 +23,10 @@ sentence says it ("last weekend", 上周末), {s} the same after "since" / 从�
 capital first letter capitalises the filling ({V}, {T}, {Who}, {Old}, {X}) and `a_` puts the indefinite article
 before it ({a_v}, {a_old}, {a_x}; {A_x} capitalised).
 
+dev2: `phrasebook(language, dev2=True)` is the phrase file with `<language>.dev2.yaml` laid over it (mappings
+merged, a list or value of the overlay replacing the file's): the dev2 conversations' own names, values and
+templates, written after the rules were tuned on dev, with lists it leaves out shared with dev.
+
 Held out: an entry that starts with "(h) " belongs to the held-out conversations; dev conversations never use
 it, and held-out conversations use only such entries of a list that has them. Values, chains, relatives and
 small talk are the exception: held-out conversations draw from all of them (a timeline needs more distinct
@@ -42,11 +46,24 @@ VOWELS = "aeiouAEIOU"
 
 
 @cache
-def phrasebook(language: str) -> dict:
+def phrasebook(language: str, dev2: bool = False) -> dict:
+    book = _load(PHRASES / f"{language}.yaml")
+    return _overlaid(book, _load(PHRASES / f"{language}.dev2.yaml")) if dev2 else book
+
+
+def _load(path: Path) -> dict:
     import yaml
 
-    with open(PHRASES / f"{language}.yaml", encoding="utf-8") as handle:
+    with open(path, encoding="utf-8") as handle:
         return yaml.safe_load(handle)
+
+
+def _overlaid(base: dict, overlay: dict) -> dict:
+    merged = dict(base)
+    for key, value in overlay.items():
+        both_mappings = isinstance(value, dict) and isinstance(base.get(key), dict)
+        merged[key] = _overlaid(base[key], value) if both_mappings else value
+    return merged
 
 
 def entries(items: list, held_out: bool) -> list:

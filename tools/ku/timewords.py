@@ -4,7 +4,9 @@ date of the session that says it.
 A time word is a rule: given the session date it returns the words as written, the start of the period they name
 and the period's granularity (day, week, month), or None when it does not fit that date ("at the start of the
 month" said on the 3rd). The generator writes the words into a change turn; the period is when the change
-happened, the answer of "when did …" questions. Words marked held out appear only in the held-out conversations.
+happened, the answer of "when did …" questions. A word's `only` keeps it to one split: "heldout" words appear in the
+held-out conversations alone (beside the shared ones), "dev2" words are the whole vocabulary of the dev2
+conversations (tools/ku/generate.py), which use no other.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class TimeWord:
     since: str | None
     start: Callable
     granularity: str
-    held_out: bool = False
+    only: str = ""  # "" shared by dev and held out; "heldout"; "dev2"
 
 
 @dataclass(frozen=True)
@@ -108,36 +110,60 @@ EN = (
     TimeWord("today", None, days_before(0), "day"),
     TimeWord("this morning", None, days_before(0), "day"),
     TimeWord("yesterday", "yesterday", days_before(1), "day"),
-    TimeWord("the day before yesterday", "the day before yesterday", days_before(2), "day", held_out=True),
+    TimeWord("the day before yesterday", "the day before yesterday", days_before(2), "day", only="heldout"),
     TimeWord("last weekend", "last weekend", last_saturday, "day"),
     TimeWord("on {weekday}", "{weekday}", days_before(3), "day"),
     TimeWord("last week", "last week", week_of_days_before(7), "week"),
     TimeWord("two weeks ago", "two weeks ago", week_of_days_before(14), "week"),
-    TimeWord("three weeks ago", "three weeks ago", week_of_days_before(21), "week", held_out=True),
-    TimeWord("ten days ago", "ten days ago", days_before(10), "day", held_out=True),
+    TimeWord("three weeks ago", "three weeks ago", week_of_days_before(21), "week", only="heldout"),
+    TimeWord("ten days ago", "ten days ago", days_before(10), "day", only="heldout"),
     TimeWord("last month", "last month", months_back(1), "month"),
     TimeWord("at the start of the month", "the start of the month", this_month_after_the_11th, "month"),
     TimeWord("in early {month}", "early {month}", months_back(1), "month"),
     TimeWord("in {month}", "{month}", months_back(1), "month"),
-    TimeWord("back in {month}", "{month}", months_back(2), "month", held_out=True),
+    TimeWord("back in {month}", "{month}", months_back(2), "month", only="heldout"),
+    TimeWord("earlier today", None, days_before(0), "day", only="dev2"),
+    TimeWord("last night", "last night", days_before(1), "day", only="dev2"),
+    TimeWord("a couple of days ago", None, days_before(2), "day", only="dev2"),
+    TimeWord("four days ago", None, days_before(4), "day", only="dev2"),
+    TimeWord("this past weekend", "the weekend", last_saturday, "day", only="dev2"),
+    TimeWord("this past {weekday}", "{weekday}", days_before(5), "day", only="dev2"),
+    TimeWord("about a week ago", None, week_of_days_before(7), "week", only="dev2"),
+    TimeWord("a fortnight ago", None, week_of_days_before(14), "week", only="dev2"),
+    TimeWord("earlier this month", "earlier this month", this_month_after_the_11th, "month", only="dev2"),
+    TimeWord("at the end of last month", "the end of last month", months_back(1), "month", only="dev2"),
+    TimeWord("in the middle of {month}", "mid-{month}", months_back(1), "month", only="dev2"),
+    TimeWord("sometime in {month}", "{month}", months_back(1), "month", only="dev2"),
+    TimeWord("a month or so ago", None, months_back(1), "month", only="dev2"),
 )
 
 ZH = (
     TimeWord("今天", None, days_before(0), "day"),
     TimeWord("今天上午", None, days_before(0), "day"),
     TimeWord("昨天", "昨天", days_before(1), "day"),
-    TimeWord("前天", "前天", days_before(2), "day", held_out=True),
+    TimeWord("前天", "前天", days_before(2), "day", only="heldout"),
     TimeWord("上周末", "上周末", last_saturday, "day"),
     TimeWord("{week}{weekday}", "{week}{weekday}", days_before(3), "day"),
     TimeWord("上周", "上周", week_of_days_before(7), "week"),
     TimeWord("两周前", "两周前", week_of_days_before(14), "week"),
-    TimeWord("三个星期前", "三个星期前", week_of_days_before(21), "week", held_out=True),
-    TimeWord("十天前", "十天前", days_before(10), "day", held_out=True),
+    TimeWord("三个星期前", "三个星期前", week_of_days_before(21), "week", only="heldout"),
+    TimeWord("十天前", "十天前", days_before(10), "day", only="heldout"),
     TimeWord("上个月", "上个月", months_back(1), "month"),
     TimeWord("这个月初", "这个月初", this_month_after_the_11th, "month"),
     TimeWord("{month}月初", "{month}月初", months_back(1), "month"),
     TimeWord("{month}月份", "{month}月", months_back(1), "month"),
-    TimeWord("{month}月份的时候", "{month}月", months_back(2), "month", held_out=True),
+    TimeWord("{month}月份的时候", "{month}月", months_back(2), "month", only="heldout"),
+    TimeWord("今儿早上", None, days_before(0), "day", only="dev2"),
+    TimeWord("昨儿晚上", "昨儿晚上", days_before(1), "day", only="dev2"),
+    TimeWord("大前天", "大前天", days_before(3), "day", only="dev2"),
+    TimeWord("四天前", "四天前", days_before(4), "day", only="dev2"),
+    TimeWord("上个周末", "上个周末", last_saturday, "day", only="dev2"),
+    TimeWord("上礼拜", "上礼拜", week_of_days_before(7), "week", only="dev2"),
+    TimeWord("半个月前", "半个月前", week_of_days_before(14), "week", only="dev2"),
+    TimeWord("这个月上旬", "这个月上旬", this_month_after_the_11th, "month", only="dev2"),
+    TimeWord("上个月底", "上个月底", months_back(1), "month", only="dev2"),
+    TimeWord("{month}月中旬", "{month}月中旬", months_back(1), "month", only="dev2"),
+    TimeWord("一个多月前", "一个多月前", months_back(1), "month", only="dev2"),
 )
 
 WORDS = {"en": EN, "zh": ZH}
@@ -155,12 +181,17 @@ def say(word: TimeWord, language: str, session_day: date) -> Said | None:
     return Said(word.point.format(**names), since, Moment(start, word.granularity))
 
 
-def choices(language: str, held_out: bool, session_day: date, after: date) -> list:
+def usable(word: TimeWord, split: str) -> bool:
+    """Whether conversations of `split` (dev, heldout, dev2) may say the word."""
+    return word.only == split if split == "dev2" else word.only in ("", split)
+
+
+def choices(language: str, split: str, session_day: date, after: date) -> list:
     """[Said] the time words of this split can say on `session_day` for a change that happened after
     `after` (the last day the old value was still stated)."""
     out = []
     for word in WORDS[language]:
-        if word.held_out and not held_out:
+        if not usable(word, split):
             continue
         said = say(word, language, session_day)
         if said is not None and after < said.moment.start <= session_day:
