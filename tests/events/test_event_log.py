@@ -20,11 +20,10 @@ def events(home, **options) -> list:
 def test_r2g_logs_the_nodes_and_edges_it_created_once_per_commit(isolated_home):
     remember(isolated_home, FIRST)
     logged = events(isolated_home, keys=True)
-    # The commit that created Alice's residence, employer and pet (her dog Rex) facts also put them in force
-    # (memctl/facts).
+    # The commit that created Alice's residence and employer facts also put them in force (memctl/facts).
     assert [(event["seq"], event["type"]) for event in logged] == [
-        (1, "NodeCreated"), (2, "EdgeCreated"), (3, "FactPromoted"), (4, "FactPromoted"), (5, "FactPromoted")]
-    assert sorted(event["payload"]["slot"] for event in logged[2:]) == ["employer", "pet", "residence"]
+        (1, "NodeCreated"), (2, "EdgeCreated"), (3, "FactPromoted"), (4, "FactPromoted")]
+    assert sorted(event["payload"]["slot"] for event in logged[2:]) == ["employer", "residence"]
     assert set(logged[0]["payload"]["keys"]) == node_keys(isolated_home)
     with open_memory(isolated_home, writable=False) as memory:
         assert len(logged[1]["payload"]["keys"]) == sum(1 for _ in memory.graph._graph().iter_edges())
@@ -34,17 +33,17 @@ def test_a_later_commit_logs_only_what_it_created_not_what_it_updated(isolated_h
     remember(isolated_home, FIRST)
     before = node_keys(isolated_home)
     remember(isolated_home, SECOND)  # mentions Alice and Denver again: merged, not created
-    created = events(isolated_home, after=5, types=["NodeCreated"], keys=True)
+    created = events(isolated_home, after=4, types=["NodeCreated"], keys=True)
     assert len(created) == 1
     assert set(created[0]["payload"]["keys"]) == node_keys(isolated_home) - before
-    assert created[0]["seq"] == 6
+    assert created[0]["seq"] == 5
 
 
 def test_converting_nothing_new_logs_nothing(isolated_home):
     remember(isolated_home, FIRST)
     with open_memory(isolated_home) as memory:
         memory.r2g()
-    assert len(events(isolated_home)) == 5
+    assert len(events(isolated_home)) == 4
 
 
 def test_sequence_numbers_follow_each_other_across_processes(isolated_home):
@@ -56,10 +55,10 @@ def test_sequence_numbers_follow_each_other_across_processes(isolated_home):
     listed = memctl(isolated_home, "events", "--json")
     assert listed.returncode == 0, listed.stderr
     lines = [json.loads(line) for line in listed.stdout.splitlines()]
-    assert [line["seq"] for line in lines] == [1, 2, 3, 4, 5, 6, 7]
+    assert [line["seq"] for line in lines] == [1, 2, 3, 4, 5, 6]
     assert [line["type"] for line in lines] == ["NodeCreated", "EdgeCreated", "FactPromoted", "FactPromoted",
-                                                "FactPromoted", "WeightUpdated", "WeightUpdated"]
-    assert [line["payload"]["action"] for line in lines[5:]] == ["pin", "down"]
+                                                "WeightUpdated", "WeightUpdated"]
+    assert [line["payload"]["action"] for line in lines[4:]] == ["pin", "down"]
 
 
 def test_an_event_is_durable_with_its_batch_or_not_at_all(store):
@@ -115,9 +114,9 @@ def test_since_a_sequence_number_a_time_and_type_filters(isolated_home, cli):
         key = sorted(node_keys(isolated_home))[0]
         memory.feedback(key, "pin", now=2_000_000_000.0)  # 2033-05-18T03:33:20Z
     result = cli("events", "--since", "3", "--json")
-    assert [json.loads(line)["seq"] for line in result.stdout.splitlines()] == [4, 5, 6]
+    assert [json.loads(line)["seq"] for line in result.stdout.splitlines()] == [4, 5]
     result = cli("events", "--since", "2033-05-18", "--json")
-    assert [json.loads(line)["seq"] for line in result.stdout.splitlines()] == [6]
+    assert [json.loads(line)["seq"] for line in result.stdout.splitlines()] == [5]
     result = cli("events", "--type", "EdgeCreated,WeightUpdated", "--json")
     assert [json.loads(line)["type"] for line in result.stdout.splitlines()] == ["EdgeCreated", "WeightUpdated"]
     result = cli("events", "--type", "NodeCreated")

@@ -80,8 +80,7 @@ def test_pin_persists_across_processes_and_conversions(isolated_home):
 
 
 def test_a_second_pin_changes_nothing_and_logs_nothing(isolated_home, alice):
-    # after r2g's five events (Rex, "my dog Rex", is a pet's name since issue 18: Alice's pet is a slot fact too)
-    assert feedback(isolated_home, alice, "pin", T0)["sequence"] == 6
+    assert feedback(isolated_home, alice, "pin", T0)["sequence"] == 5  # after r2g's four events
     before = store_files(isolated_home)
     again = feedback(isolated_home, alice, "pin", T0 + 1)
     assert again["applied"] and again["sequence"] is None

@@ -35,8 +35,8 @@ def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
                                preexec_fn=_interruptible)
     lines = _Lines(process.stdout)
     try:
-        # NodeCreated, EdgeCreated, then Alice's residence, employer and pet put in force (FactPromoted × 3)
-        assert [lines.next_event()["seq"] for _ in range(5)] == [1, 2, 3, 4, 5]
+        # NodeCreated, EdgeCreated, then Alice's residence and employer put in force (FactPromoted × 2)
+        assert [lines.next_event()["seq"] for _ in range(4)] == [1, 2, 3, 4]
         # Writers while the follower polls: they open with wait=0, so a lock the follower held would make them
         # fail at once (Busy) rather than wait; no clock is needed to see that they were not blocked.
         remember(isolated_home, SECOND)
@@ -45,7 +45,7 @@ def test_follow_prints_later_commits_and_exits_0_on_ctrl_c(isolated_home):
             memory.feedback(key, "pin")
         later = [lines.next_event() for _ in range(4)]  # "my sister Carol": a sibling slot fact put in force
         assert [(event["seq"], event["type"]) for event in later] == [
-            (6, "NodeCreated"), (7, "EdgeCreated"), (8, "FactPromoted"), (9, "WeightUpdated")]
+            (5, "NodeCreated"), (6, "EdgeCreated"), (7, "FactPromoted"), (8, "WeightUpdated")]
         assert later[3]["payload"]["id"] == key
     finally:
         process.send_signal(signal.SIGINT)
@@ -91,9 +91,9 @@ def test_follow_resumes_after_a_sequence_number_and_sees_each_later_commit_once(
     remember(isolated_home, FIRST)
     tenant = str(isolated_home / "tenants" / "default")
     polls = _Polls()
-    follower = event_log.follow(lambda: Store.open(tenant, writable=False), after=4, interval=0, sleep=polls)
-    assert next(follower).sequence == 5
+    follower = event_log.follow(lambda: Store.open(tenant, writable=False), after=3, interval=0, sleep=polls)
+    assert next(follower).sequence == 4
     remember(isolated_home, SECOND)
-    assert [next(follower).sequence for _ in range(3)] == [6, 7, 8]
+    assert [next(follower).sequence for _ in range(3)] == [5, 6, 7]  # SECOND's sibling fact is promoted
     with pytest.raises(TimeoutError):
         next(follower)  # nothing is printed twice
