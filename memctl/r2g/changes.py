@@ -264,7 +264,7 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
             continue
         holder = speaker_holder(state, start, 0)
         fact = slot_fact(state, holder, anchor.spec, anchor.spec.label(state.lang), *span, start, end, polarity,
-                         kind=kind) or _cued_person(state, holder, anchor, span, start, end, polarity, kind)
+                         kind=kind) or _cued_person(state, markers, holder, anchor, span, start, end, polarity, kind)
         if fact is not None:
             fact.statement = True
             taken.add(anchor.spec.name)
@@ -272,18 +272,20 @@ def _anchored_statements(state, rules: Rules, start: int, end: int, stated: list
     return found
 
 
-_EN_PERSON_NAME = re.compile(r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+){0,2}")
+_PERSON_NAME = {"en": re.compile(r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+){0,2}"), "zh": re.compile("[\u4e00-\u9fff]{2,3}")}
 
 
-def _cued_person(state, holder, anchor: Anchor, span: tuple, start: int, end: int, polarity: str, kind: str):
-    """A person's name found by syntax beside a cue of a person slot ("I answer to Henrik Dahl at work") is a
-    person even when the analyser typed it otherwise (a place): the fact, else None."""
+def _cued_person(state, markers, holder, anchor: Anchor, span: tuple, start: int, end: int, polarity: str,
+                 kind: str):
+    """A person's name found by syntax beside a cue of a person slot ("I answer to Henrik Dahl at work", "跟小雨在
+    一起了") is a person even when the analyser typed it otherwise (a place, or no name: a nickname without a
+    surname) unless it is a word for people (同事): the fact, else None."""
     value = state.text[span[0]:span[1]]
-    if not anchor.by_syntax or anchor.spec.value_kind != "person" or state.lang != "en" or \
-            not _EN_PERSON_NAME.fullmatch(value):
+    if not anchor.by_syntax or anchor.spec.value_kind != "person" or not _PERSON_NAME[state.lang].fullmatch(value) \
+            or _person_noun(value, markers, state.lang):
         return None
-    return SlotFact(holder, anchor.spec.name, anchor.spec.label("en"), True, value, *span, polarity, start, end, 0.8,
-                    value_mention=Mention(value, *span, "Person", confidence=0.7),
+    return SlotFact(holder, anchor.spec.name, anchor.spec.label(state.lang), True, value, *span, polarity, start, end,
+                    0.8, value_mention=Mention(value, *span, "Person", confidence=0.7),
                     time=statement_time(state, start, end, *span), kind=kind, statement=True)
 
 
