@@ -33,6 +33,7 @@ def test_a_name_beside_a_cue_of_its_domain_is_stated(text, expected):
     ("We looked at a house in Fresno but it was too expensive.", "residence"),  # a plan word
     ("公司搬到了上海。", "residence"),  # the company's move
     ("我们领导今天在工作群里发火了。", "employer"),  # 在 before the cue's own word names no workplace
+    ("我现在跟同事在一起了。", "partner"),  # a word for people is no one's name
 ])
 def test_no_name_is_stated_without_the_speaker_or_with_a_plan(text, slot):
     assert not [fact for fact in _facts(text) if fact[0] == "Jon" and fact[1] == slot]
