@@ -24,6 +24,7 @@ class Claim:
     version: object  # versions.Version
     decision: str | None  # "keep" | "reject" (facts.decision), None when undecided
     state: tuple  # maintain.chain_state of its props as committed
+    shape: tuple  # maintain._shape: what that state was made from
 
 
 class KnownChains:

@@ -97,7 +97,8 @@ class _ChainUpdate:
         claims = self._claims(keys, stored, known)
         decisions = self._decisions(claims, known, decided)
         timeline = build(list(claims.values()), multi_valued(slot_of(self.chain)), decisions, self.settings)
-        states = {key: self._write_claim(key, version, stored, known, timeline) for key, version in claims.items()}
+        written = {key: self._write_claim(key, version, decisions.get(key), stored, known, timeline)
+                   for key, version in claims.items()}
         from engine.fs import failpoint  # looked up here: the crash sweep counts the passes by replacing it
 
         failpoint("facts.chain_write")  # claims staged, edges and tables not yet: the batch is all or nothing
@@ -107,9 +108,7 @@ class _ChainUpdate:
         if record != self.record:
             draft.record(CHAIN_TABLE, self.chain, record)
         if self.known is not None:
-            self.known.stage(self.chain, record, {key: Claim(replace(version, recorded=whole_second(version.recorded)),
-                                                             decisions.get(key), states[key])
-                                                  for key, version in claims.items()})
+            self.known.stage(self.chain, record, written)
         self._events(timeline)
         return self.events
 
@@ -135,13 +134,16 @@ class _ChainUpdate:
 
     # --- claims ------------------------------------------------------------------------------------------
 
-    def _write_claim(self, key: str, version, stored: dict, known: dict, timeline) -> tuple:
-        """Set the claim's chain attributes; returns its chain_state as written."""
+    def _write_claim(self, key: str, version, decision: str | None, stored: dict, known: dict, timeline) -> Claim:
+        """Set the claim's chain attributes; returns what the chain knows of the claim once written."""
+        shape = _shape(key, timeline)
         if key in known:  # its props as stored differ from what it was written with in nothing else
-            before = known[key].state
-            attributes, superseded_by = self._chain_attributes(key, dict(before[0]), timeline, version.recorded)
-            if chain_state(attributes, superseded_by) == before:
-                return before
+            claim = known[key]
+            if claim.shape == shape:  # what its chain attributes are made of is unchanged: so are they
+                return claim if claim.decision == decision else Claim(claim.version, decision, claim.state, shape)
+            attributes, superseded_by = self._chain_attributes(key, dict(claim.state[0]), timeline, version.recorded)
+            if chain_state(attributes, superseded_by) == claim.state:
+                return Claim(claim.version, decision, claim.state, shape)
             stored[key] = self.draft.graph.node(key)
         node = stored[key]
         props = self.draft.props(key) if key in self.draft.nodes else node.props
@@ -158,7 +160,9 @@ class _ChainUpdate:
         updated["attributes"] = attributes
         if key in self.draft.nodes or node is None or updated != node.props or self.draft.rewritten is not None:
             self.draft.replace(key, "Fact", updated)
-        return chain_state(attributes, superseded_by)
+        recorded = whole_second(version.recorded)  # as the next batch would read it back from recorded_at
+        return Claim(version if recorded == version.recorded else replace(version, recorded=recorded), decision,
+                     chain_state(attributes, superseded_by), shape)
 
     def _chain_attributes(self, key: str, old: dict, timeline, recorded: float) -> tuple[dict, str | None]:
         """The claim's chain attributes (in the order they are written) and the version that superseded it;
@@ -223,6 +227,14 @@ class _ChainUpdate:
         self.events += [(CONFLICT_DETECTED, {**base, "facts": list(pair), "dimension": dimension,
                                              "contested": any(set(pair) == set(review) for review in timeline.reviews)})
                         for pair, dimension in sorted(timeline.contradicts.items()) if pair not in known]
+
+
+def _shape(key: str, timeline) -> tuple:
+    """What a claim's chain attributes are made of, besides its own recorded time and those the store kept:
+    its periods, state, whether it is in force and what superseded it."""
+    periods = timeline.periods(key)
+    return (tuple((entry.since, entry.until) for entry in periods), timeline.states.get(key),
+            key in timeline.in_force, periods[-1].successor if periods else None)
 
 
 def _edges(chain: str, order: list, in_force: list, contradicts: dict) -> dict:

@@ -77,7 +77,7 @@ def test_a_run_reads_each_claim_once_and_writes_the_chains_as_a_run_that_reads_t
 def test_a_chain_is_known_once_its_batch_committed_and_while_its_record_is_the_one_written():
     known = KnownChains(limit=3)
     record = {"entries": [["f1", "2024-01-01"]], "claims": [], "contradicts": [], "in_force": ["f1"], "reviews": []}
-    claims = {"f1": Claim("version", None, ())}
+    claims = {"f1": Claim("version", None, (), ())}
     known.stage("s|residence", record, claims)
     assert known.claims("s|residence", record) is None  # the batch has not committed
     known.committed()
