@@ -2,8 +2,9 @@
 `fact resolve` and structured imports all call update_chains(draft, …) before the draft commits, so the
 claims and their chains are written in one store batch (all or nothing).
 
-Work is bounded by the chains the batch touches: each is found through facts.chain, its claims read by key,
-recomputed (timeline.py) and compared with what is stored; only what differs is written: the claims' chain
+Work is bounded by the chains the batch touches: each is found through facts.chain, its claims read by key
+(those a long writer knows already, known_chains.py, are not read again), recomputed (timeline.py) and
+compared with what is stored; only what differs is written: the claims' chain
 attributes, the ACTIVE_OF / VERSION_NEXT / CONTRADICTS edges, the chain record, the review queue and the audit
 trail. A batch that touches no claim's chain does nothing, so `r2g` run twice writes nothing.
 
