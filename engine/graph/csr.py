@@ -81,8 +81,7 @@ def build(origin, other, edge_type, weight, node_count: int, dense: bool) -> Adj
 
     All inputs are parallel arrays over the part's edge table; the result refers to them by row.
     """
-    origin = np.asarray(origin, dtype=np.int64)
-    other = np.asarray(other, dtype=np.int64)
+    origin, other = _node_ids(origin), _node_ids(other)  # as given: a merge's int32 ids sort as int64 would
     edge_type = np.asarray(edge_type)
     weight = np.asarray(weight, dtype=WEIGHT_DTYPE)
     edge_count = len(origin)
@@ -94,6 +93,7 @@ def build(origin, other, edge_type, weight, node_count: int, dense: bool) -> Adj
         counts = np.bincount(sorted_origin, minlength=node_count)
     else:
         rows, counts = np.unique(sorted_origin, return_counts=True)
+        rows = rows.astype(np.int64, copy=False)
     indptr = np.zeros(len(counts) + 1, dtype=INDPTR_DTYPE)
     np.cumsum(counts, out=indptr[1:])
     return Adjacency(
@@ -104,6 +104,11 @@ def build(origin, other, edge_type, weight, node_count: int, dense: bool) -> Adj
         weight=weight[order],
         edge_row=order.astype(index_dtype(edge_count)),
     )
+
+
+def _node_ids(values) -> np.ndarray:
+    array = np.asarray(values)
+    return array if array.dtype.kind in "iu" else array.astype(np.int64)
 
 
 def build_both(source, target, edge_type, weight, node_count: int, dense: bool) -> tuple[Adjacency, Adjacency]:

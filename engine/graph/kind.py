@@ -35,6 +35,7 @@ from engine.format import (
     GRAPH_TYPE_TABLE,
 )
 from engine.graph.keys import edge_key
+from engine.graph.csr import index_dtype
 from engine.graph.part import GraphPart, build_columns, encode_keys, take_keys
 from engine.graph.traverse import EdgeSet, gather
 from engine.graph.view import GraphView
@@ -311,15 +312,18 @@ def merge_parts(parts: list, node_count: int, edge_count: int) -> tuple[dict, di
              for name in ("id", "source", "target", "type", "weight", "time", "custom_id")}
     edges["custom_key_offsets"], edges["custom_keys"] = _concat_keys(
         [(edge_set["custom_key_offsets"], edge_set["custom_keys"]) for edge_set in edge_sets])
-    edges["type"] = edges["type"].astype(np.int64)
     return edges, _latest_nodes(parts)
 
 
 def _live_edges(view: GraphView, index: int, part) -> dict:
+    """The edges of `part` whose live version it holds, ids in the narrowest type that holds them: a merge holds
+    every edge of its inputs at once, and build_columns sorts int32 ids as it would int64 ones."""
     adjacency = part.out
-    rows = np.arange(adjacency.row_count) if adjacency.rows is None else adjacency.rows
+    node_ids = index_dtype(view.node_count)
+    rows = np.arange(adjacency.row_count, dtype=node_ids) if adjacency.rows is None else \
+        adjacency.rows.astype(node_ids)
     source = np.repeat(rows, np.diff(adjacency.indptr))
-    edge_row = adjacency.edge_row.astype(np.int64)
+    edge_row = adjacency.edge_row
     edge_id = part.edge_id[edge_row]
     keep = np.ones(len(edge_row), bool)
     if view.edge_owner is not None:
@@ -328,8 +332,8 @@ def _live_edges(view: GraphView, index: int, part) -> dict:
         keep &= ~view.node_dead[source] & ~view.node_dead[adjacency.neighbor]
     custom = np.flatnonzero(np.isin(part.custom_edge_ids, edge_id[keep]))
     key_offsets, keys = take_keys(*part.custom_key_columns, custom)
-    return {"id": edge_id[keep], "source": source[keep].astype(np.int64),
-            "target": adjacency.neighbor[keep].astype(np.int64), "type": adjacency.edge_type[keep].astype(np.int64),
+    return {"id": edge_id[keep].astype(index_dtype(view.edge_count)), "source": source[keep],
+            "target": adjacency.neighbor[keep].astype(node_ids), "type": adjacency.edge_type[keep].astype(np.uint16),
             "weight": adjacency.weight[keep], "time": part.edge_time[edge_row[keep]],
             "custom_id": part.custom_edge_ids[custom].astype(np.int64), "custom_key_offsets": key_offsets,
             "custom_keys": keys}

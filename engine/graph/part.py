@@ -65,7 +65,7 @@ def take_keys(offsets: np.ndarray, blob: np.ndarray, positions: np.ndarray) -> t
 def build_columns(edges: dict, dropped, nodes: dict, node_count: int, edge_count: int, dense: bool):
     """(columns, meta) of a part. `edges`: id, source, target, type, weight, time, and custom_id,
     custom_key_offsets, custom_keys; `nodes`: id, type, deleted, key_offsets, keys (all in any order)."""
-    edge_order = np.argsort(np.asarray(edges["id"], dtype=np.int64), kind="stable")
+    edge_order = np.argsort(np.asarray(edges["id"]), kind="stable")
     node_order = np.argsort(np.asarray(nodes["id"], dtype=np.int64), kind="stable")
     edge_type = np.asarray(edges["type"])[edge_order].astype(np.uint16)
     out, inn = csr.build_both(np.asarray(edges["source"])[edge_order], np.asarray(edges["target"])[edge_order],
@@ -77,7 +77,7 @@ def build_columns(edges: dict, dropped, nodes: dict, node_count: int, edge_count
     key_bytes = [bytes(node_keys[start:end]) for start, end in zip(bounds[:-1], bounds[1:])]
     edge_ids, node_ids = csr.index_dtype(edge_count), csr.index_dtype(node_count)
     columns = {
-        "edge.id": np.asarray(edges["id"], dtype=np.int64)[edge_order].astype(edge_ids),
+        "edge.id": np.asarray(edges["id"])[edge_order].astype(edge_ids),
         "edge.time": np.asarray(edges["time"], dtype=np.float64)[edge_order],
         "edge.custom_id": np.asarray(edges["custom_id"], dtype=np.int64)[custom_order].astype(edge_ids),
         "edge.custom.key_offsets": custom_offsets,

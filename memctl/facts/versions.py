@@ -91,7 +91,16 @@ def iso(seconds: float | None) -> str | None:
 
 def store_time(seconds: float) -> str:
     """The store's clock as recorded_at / expired_at: UTC ISO, whole seconds."""
-    return datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _whole_second(seconds).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def whole_second(seconds: float) -> float:
+    """`seconds` as recorded_seconds reads it back from store_time's form."""
+    return _whole_second(seconds).timestamp()
+
+
+def _whole_second(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=0)
 
 
 def recorded_seconds(node, now: float) -> float:

@@ -41,6 +41,7 @@ from collections import Counter
 
 from engine.heap import release_free_memory
 from engine.store import paused_gc
+from memctl.facts.known_chains import KnownChains
 from memctl.r2g.analysis_pool import MEMO_ENTRIES, turn_analyses
 from memctl.r2g.draft import GraphDraft, RecentNodes
 from memctl.r2g.emit import CREATOR, EXTERNAL_CREATOR, RAW_CHUNK, VERSION, TurnEmitter
@@ -98,6 +99,7 @@ class Builder:
         self.recent_nodes = RecentNodes(NODE_RECORDS_REMEMBERED, NODE_IDS_REMEMBERED)
         # A first conversion (the common bulk case) knows every node it did not write yet is absent.
         self.run_nodes = SeenKeys() if self.graph.node_ids_allocated() == 0 else None
+        self.known_chains = KnownChains()  # the run holds the lock: what it wrote of a chain stays so
         self._new_draft()
 
     def _new_draft(self) -> None:
@@ -238,12 +240,19 @@ class Builder:
         self._similar_edges()
         self.events.flush(self.draft)
         # The chains of the slot Facts this batch wrote, recomputed into the same batch (memctl/facts).
-        self.draft.events += update_chains(self.draft, self.tenant, self.fact_settings, CREATOR, self.graph.clock())
+        self.draft.events += update_chains(self.draft, self.tenant, self.fact_settings, CREATOR, self.graph.clock(),
+                                           known=self.known_chains)
         self.draft.document_nodes(MERGED_INDEXED)
         if self.draft.nodes or self.draft.edges or self.draft.removed_edges or self.draft.documents or \
                 self.draft.records:
             self.draft.commit()
-            self.store.merge_tiers(RECORDS_TIER_FANOUT, DERIVED_MERGE_MAX_BYTES)
+            if self.store.merge_tiers(RECORDS_TIER_FANOUT, DERIVED_MERGE_MAX_BYTES):
+                # The readers of the segments a merge replaced hold themselves in cycles (a text segment's
+                # dictionary and postings readers point back at it), which only the collector frees, paused for
+                # the run: each kept its mapped file and decompressed columns until the run ended (92 deleted
+                # segment files still mapped late in a 32 MiB transcript). A merge follows a flush: the collection
+                # walks little more than the run's bounded caches.
+                gc.collect()
             self.store.release_mapped_pages()  # the next batch maps again what it reads: a few MB, not the store
             # The batch's objects are freed among the run's long-lived ones (caches, memtable): glibc keeps their
             # pages, 50 MB by the 28th batch of a 6 MiB transcript, unless given back.
@@ -252,6 +261,7 @@ class Builder:
             if self.created is not None:
                 self.created += [[key, node_type] for key, (node_type, _) in self.draft.nodes.items()
                                  if key in self.draft.created]
+        self.known_chains.committed()
         self.totals["nodes"].update(self.draft.nodes_created)
         self.totals["edges"].update(self.draft.edges_written)
         self.totals["documents"] += len(self.draft.documents)

@@ -243,3 +243,30 @@ def test_every_batch_gives_the_free_heap_back(isolated_home, tmp_path, monkeypat
         summary = memory.r2g()
     assert summary["batches"] >= 3
     assert len(calls) == summary["batches"]
+
+
+def test_the_readers_of_segments_a_tier_merge_replaced_are_freed_during_the_run(isolated_home, tmp_path, monkeypatch):
+    """A merged-away segment's reader holds itself in a cycle (a text segment's readers point back at it) and the
+    collector is paused for the run: each kept its mapped file and decompressed columns to the end of the run,
+    92 deleted segment files mapped late in a 32 MiB transcript (issue 17)."""
+    import gc
+
+    from engine.segment import Segment
+    from memctl.r2g.builder import Builder
+
+    turns = [turn for session in range(1, 25) for turn in _session(f"c{session}", session, f"2023-05-{session:02d}")]
+    ingest(isolated_home, *[write_jsonl(tmp_path / f"{index}.jsonl", [turn]) for index, turn in enumerate(turns)])
+    kept = []
+    commit = Builder._commit
+
+    def checked(builder):
+        builder.store.flush_bytes = 1  # a segment of every kind each batch: merges every few batches
+        commit(builder)
+        kept.append(sum(isinstance(item, Segment) and not os.path.exists(item.path) for item in gc.get_objects()))
+
+    monkeypatch.setattr(Builder, "_commit", checked)
+    summary = convert(isolated_home, config_values={"r2g.batch_turns": 1})
+    with open_memory(isolated_home, writable=False) as memory:
+        merged = len(os.listdir(memory.store.path + "/seg"))
+    assert summary["batches"] == len(turns) and merged < summary["batches"]  # merges happened
+    assert max(kept) == 0
