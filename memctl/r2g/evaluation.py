@@ -78,8 +78,13 @@ def evaluate(gold: dict) -> Report:
 
 
 def _elements(item: dict, result) -> dict:
+    from memctl.r2g.extract import first_person
+
     gold_entities = [_split_entity(text) for text in item.get("entities") or []]
-    predicted_entities = [(entity.name, entity.type) for entity in result.entities if entity.type != "Time"]
+    # A slot fact's first-person holder (我, I) stands for the speaker, whose node R2G keys by the speaker's name:
+    # the gold annotates names in the sentence, and pronouns are never entities there.
+    predicted_entities = [(entity.name, entity.type) for entity in result.entities
+                          if entity.type != "Time" and not first_person(entity.name, result.lang)]
     gold_times = [_split_time(text) for text in item.get("times") or []]
     predicted_times = [(time.expression, time.value, time.granularity) for time in result.times]
     gold_roles = _unique((role, value) for fact in item.get("facts") or [] for role, values in fact.items()

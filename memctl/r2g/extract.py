@@ -200,7 +200,7 @@ def _fact(result: Extraction, entity_index: dict, raw: RawFact, speaker: str | N
             filler = RoleFiller(mention.text, mention.start, mention.end, pronoun=mention.pronoun)
             if mention.time_index is not None:
                 filler.time = mention.time_index
-            elif mention.pronoun and speaker and _first_person(mention.text, lang):
+            elif mention.pronoun and speaker and first_person(mention.text, lang):
                 filler.entity = _entity(result, entity_index, Mention(
                     mention.text, mention.start, mention.end, "Person", speaker, confidence=0.8))
             else:
@@ -225,7 +225,7 @@ def _slots(result: Extraction, entity_index: dict, slots: list[SlotFact]) -> lis
     return kept
 
 
-def _first_person(text: str, lang: str) -> bool:
+def first_person(text: str, lang: str) -> bool:
     names = gazetteer()
     return text in names.first_person_zh if lang == "zh" else text.lower() in ("i", "me", "myself")
 
