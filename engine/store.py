@@ -36,7 +36,6 @@ from contextlib import contextmanager
 import msgpack
 
 from engine import damage, fs, kinds, manifest as manifest_module, wal, wal_checkpoint
-from engine.collector import paused as paused_gc  # noqa: F401 - memctl pauses it through the store's API
 from engine.codec import unpack
 from engine.errors import CorruptionError, EngineError, InputError, NoStore, StoreClosed
 from engine.format import (

@@ -29,7 +29,7 @@ EVERY_NAME = "*"
 # `from engine.graph import pagerank`) is never allowed: it would let anything of that module through.
 ALLOWED = {
     "engine.errors": EVERY_NAME,
-    "engine.store": {"Store", "paused_gc"},
+    "engine.store": {"Store"},
     # Process state, no data: `memctl remember` pauses the collector before it imports the store (numpy).
     "engine.collector": {"paused"},
     "engine.check": {"check_store"},

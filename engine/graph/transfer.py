@@ -31,7 +31,7 @@ from engine.format import GRAPH_EDGE_TABLE
 from engine.graph import traverse
 from engine.graph.batch import GraphBatch
 from engine.graph.memo import ImportMemo
-from engine.store import paused_gc
+from engine.collector import paused
 
 DEFAULT_BATCH_LINES = 20000
 MAX_LINE_BYTES = 16 << 20
@@ -67,7 +67,7 @@ def _import_stream(graph, stream, name: str, batch_lines: int, progress, before_
         raise InputError("batch_lines must be at least 1")
     report = ImportReport()
     memo = ImportMemo(store_is_empty=graph.node_ids_allocated() == 0)
-    with paused_gc():
+    with paused():
         while lines := list(itertools.islice(stream, batch_lines)):
             report.bytes += sum(map(len, lines))
             pending = _parse_lines(lines, name, report.lines + 1)

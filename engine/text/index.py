@@ -17,7 +17,8 @@ from itertools import chain
 from engine.errors import InputError
 from engine.format import OP_DELETE, OP_PUT, TEXT_KIND
 from engine.codec import pack, unpack
-from engine.text.kind import SIGNATURE_KEY, TextKind, collector_paused, dead_key
+from engine.collector import paused
+from engine.text.kind import SIGNATURE_KEY, TextKind, dead_key
 from engine.text.tables import text_tables
 
 
@@ -55,7 +56,7 @@ class TextIndex:
         batch; a key given twice keeps its last version. Nothing is written if any document is invalid."""
         from engine.text import pieces
 
-        with collector_paused():
+        with paused():
             vocabulary = pieces.pending_of(self.store, self.tables.owner).vocabulary(self.kernels)
             analysis = _Analysis(self.tokenizer, self.store_text, vocabulary)
             analysis.add(documents)

@@ -27,7 +27,7 @@ from itertools import compress
 import numpy as np
 
 from engine.arrays import members, sorted_unique
-from engine.collector import paused as collector_paused
+from engine.collector import paused
 from engine.errors import CorruptionError
 from engine.format import TEXT_KIND, TEXT_SEGMENT_KIND
 from engine.records import TOMBSTONE
@@ -79,7 +79,7 @@ class TextKind:
         from engine.text import pieces
         from engine.text.build import build_sources
 
-        with collector_paused():
+        with paused():
             tables = self.tables
             dead = _dead_docnos(changes.get(tables.dead, {}), tables.dead)
             sources = _sources(changes.get(tables.documents, {}), dead, pieces.take(self.store, tables.owner),
@@ -103,7 +103,7 @@ class TextKind:
 
         readers = [TextSegment.from_segment(segment) for segment in segments]
         deleted, deleted_below = retirements(readers, below)
-        with collector_paused():
+        with paused():
             columns, meta = _guarded(partial(merge, deleted_below=deleted_below), readers, deleted,
                                      self._signature(), self.tables.documents)
         if meta["documents"] or len(deleted_below):
@@ -116,7 +116,7 @@ class TextKind:
         from engine.text.build import build_sources
 
         tables = self.tables
-        with collector_paused():
+        with paused():
             dead = _dead_docnos(rows.get(tables.dead, {}), tables.dead)
             sources = _sources(rows.get(tables.documents, {}), dead, None, tables.documents)
             if sources.docnos:
@@ -132,7 +132,7 @@ class TextKind:
     def open(self, segments: list) -> "TextSnapshot":
         parts = [TextSegment.from_segment(segment) for segment in segments]
         signature = self.stored_signature(segments)
-        with collector_paused():
+        with paused():
             tables = self.tables
             dead = _dead_docnos(self.store.memtable(tables.dead), tables.dead)
             rows = self.store.memtable(tables.documents)

@@ -5,7 +5,7 @@
 (one WAL record, one commit). A bad file or a crash therefore leaves the store as it was. Chunks are
 content-addressed, so ingesting the same input again stores nothing and counts its chunks as duplicates.
 
-Python's cyclic garbage collector is paused for a whole ingest (engine.store.paused_gc): the turns, chunks and
+Python's cyclic garbage collector is paused for a whole ingest (engine.collector.paused): the turns, chunks and
 records it builds are acyclic and live until it returns, and every full collection would rescan all of them
 (a fifth of the CPU time of a 4 MB transcript ingest). They are also released before the pause ends: the
 collector counts every object allocated while it was paused and not yet freed, so re-enabling it with them
@@ -48,9 +48,9 @@ def ingest(store, sources, format: str | None = None, errors: str = "strict",
     conversations, turns}. `progress`, if given, is called as progress(stage, done, total) with stage "parse"
     (bytes) then "store" (chunks).
     """
-    from engine.store import paused_gc
+    from engine.collector import paused
 
-    with paused_gc():
+    with paused():
         prepared = prepare(sources, format, errors, size_limit, min_tokens, max_tokens, progress, consume)
         large = prepared.summary["bytes_in"] >= RELEASE_BYTES
         if large:

@@ -14,9 +14,9 @@ import re
 
 from memctl.language.lexicon import aliases, gazetteer
 from memctl.r2g.predicates import noun_singular
+from memctl.r2g.slots import DEFAULT_HOLDER
 from memctl.r2g.structures import Mention, RawFact
 
-DEFAULT_SPEAKER = "user"  # as memctl/r2g/slots.py names the holder of a turn without a speaker
 _SPEAKERS_OWN = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
 # groups and anyone: "my team", "my customers", "my students" name no one in particular
 _NOT_NAMED_THROUGH_HOLDER = frozenset({"family", "team", "people", "everyone", "someone", "guy", "guys", "stranger",
@@ -50,7 +50,7 @@ def _argument(sentence: str, filler: Mention, named: set, speaker: str | None) -
 
 def _owner(before: str, speaker: str | None) -> str | None:
     if _SPEAKERS_OWN.search(before):
-        return speaker or DEFAULT_SPEAKER
+        return speaker or DEFAULT_HOLDER["en"]  # as the slot facts name a turn's holder without a speaker
     owned = _NAMES_OWN.search(before)
     return owned["owner"] if owned else None
 

@@ -39,8 +39,8 @@ import gc
 import time
 from collections import Counter
 
+from engine.collector import paused
 from engine.heap import release_free_memory
-from engine.store import paused_gc
 from memctl.facts.known_chains import KnownChains
 from memctl.r2g.analysis_pool import MEMO_ENTRIES, turn_analyses
 from memctl.r2g.draft import GraphDraft, RecentNodes
@@ -117,7 +117,7 @@ class Builder:
         """chunks: the raw ids `remember` just stored. The run then lists the nodes it created in the summary
         ("created": [[key, type]]) and, when the conversations' tails tell it which chunks are new and where
         they go (memctl/r2g/tails.py), reads only those and the chunks next to them."""
-        with paused_gc():  # 30% of the CPU time on LoCoMo dev went to rescanning the memtable
+        with paused():  # 30% of the CPU time on LoCoMo dev went to rescanning the memtable
             try:
                 return self._run(rebuild, chunks)
             finally:

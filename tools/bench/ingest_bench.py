@@ -78,7 +78,8 @@ from engine import fs  # noqa: E402
 from engine.codec import pack  # noqa: E402
 from engine.format import RAW_CHUNK_TABLE, RAW_DIR, RAW_TURNS_TABLE  # noqa: E402
 from engine.format import RAW_ZSTD_LEVEL  # noqa: E402
-from engine.store import Store, paused_gc  # noqa: E402
+from engine.collector import paused  # noqa: E402
+from engine.store import Store  # noqa: E402
 from memctl.ingest.api import ingest_paths  # noqa: E402
 from memctl.ingest.decode import decode  # noqa: E402
 from memctl.ingest.detect import parse_document  # noqa: E402
@@ -235,7 +236,7 @@ def memctl_subprocess(paths: list[str], directory: str) -> None:
 
 def parsed_rows(paths: list[str]) -> list[tuple]:
     rows = []
-    with paused_gc():  # as memctl's ingest parses: the comparison is about storing
+    with paused():  # as memctl's ingest parses: the comparison is about storing
         for path in expand_all(paths):
             with open(path, "rb") as handle:
                 text = decode(handle.read(), path)
@@ -250,7 +251,7 @@ def parsed_rows(paths: list[str]) -> list[tuple]:
 def parsed_passages(paths: list[str]) -> tuple[list[tuple], list[tuple]]:
     """(a row per turn, a row per raw passage: the texts memctl's passage index holds)."""
     rows = parsed_rows(paths)
-    with paused_gc():
+    with paused():
         texts = [row[4] for row in rows]
         counts, _codes = PassageAnalyzer().analyze(texts)
         passages = []
